@@ -1,0 +1,106 @@
+"""Validate a workflow configuration against ``config/schema.yaml`` and fill defaults.
+
+The schema is JSON Schema 2020-12 split over files: ``config/schema.yaml`` holds the shared
+keys and ``$ref``s ``schema/<part>.yaml`` for each layer and study, so every study owns its
+schema file. Errors are one line naming the key, the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
+
+
+class ConfigError(ValueError):
+    """A configuration value is invalid; the message is one line naming the key."""
+
+
+def load_schema(schema_path: str | Path) -> tuple[dict[str, Any], Registry]:
+    """Load the root schema and a registry that resolves relative ``$ref`` files beside it."""
+    root = Path(schema_path).resolve()
+
+    def retrieve(uri: str) -> Resource:
+        path = Path(uri.removeprefix("file://"))
+        if not path.is_absolute():
+            path = root.parent / path
+        return Resource.from_contents(yaml.safe_load(path.read_text()), DRAFT202012)
+
+    schema = yaml.safe_load(root.read_text())
+    schema.setdefault("$id", root.as_uri())
+    return schema, Registry(retrieve=retrieve)
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    parts = [str(p) for p in error.absolute_path]
+    return ".".join(parts) if parts else "<top level>"
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    """One line: the key, the value, what is allowed."""
+    key = _key_path(error)
+    v = error.validator
+    if v == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed))
+        where = "" if key == "<top level>" else f" under '{key}'"
+        return f"unknown config key(s) {extra}{where}; allowed keys: {allowed}"
+    if v == "enum":
+        return f"config key '{key}': value {error.instance!r} is not one of {error.validator_value}"
+    if v == "type":
+        return (
+            f"config key '{key}': value {error.instance!r} has type "
+            f"{type(error.instance).__name__}, expected {error.validator_value}"
+        )
+    if v in {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}:
+        op = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">", "exclusiveMaximum": "<"}[v]
+        return f"config key '{key}': value {error.instance!r} must be {op} {error.validator_value}"
+    if v == "required":
+        return f"config key '{key}': {error.message}"
+    if v in {"minItems", "maxItems", "minLength", "uniqueItems", "minProperties"}:
+        return f"config key '{key}': value {error.instance!r} breaks {v}={error.validator_value}"
+    return f"config key '{key}': value {error.instance!r} is invalid: {error.message}"
+
+
+def _fill_defaults(instance: Any, schema: dict[str, Any], resolver: Any) -> None:
+    """Insert ``default`` values of absent properties, recursively through objects and $refs."""
+    if "$ref" in schema:
+        resolved = resolver.lookup(schema["$ref"])
+        _fill_defaults(instance, resolved.contents, resolved.resolver)
+    if not isinstance(instance, dict):
+        return
+    for name, sub in schema.get("properties", {}).items():
+        sub_resolver = resolver
+        if "$ref" in sub:
+            resolved = resolver.lookup(sub["$ref"])
+            sub, sub_resolver = resolved.contents, resolved.resolver
+        if name not in instance and "default" in sub:
+            instance[name] = copy.deepcopy(sub["default"])
+        if name in instance:
+            _fill_defaults(instance[name], sub, sub_resolver)
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict):
+        for name, value in instance.items():
+            if name not in schema.get("properties", {}):
+                _fill_defaults(value, extra, resolver)
+
+
+def validate_config(config: dict[str, Any], schema_path: str | Path) -> dict[str, Any]:
+    """Return a validated deep copy of ``config`` with schema defaults filled in.
+
+    Raises ConfigError (one line) on the first, most relevant error.
+    """
+    schema, registry = load_schema(schema_path)
+    cfg = copy.deepcopy(dict(config))
+    resolver = registry.resolver(base_uri=schema["$id"]).lookup(schema["$id"]).resolver
+    _fill_defaults(cfg, schema, resolver)
+    validator = jsonschema.Draft202012Validator(schema, registry=registry)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(cfg))
+    if error is not None:
+        raise ConfigError(_describe(error))
+    return cfg

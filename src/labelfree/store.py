@@ -1,0 +1,269 @@
+"""The one place that reads and writes artefacts (ARCHITECTURE.md, artefact contracts).
+
+Every writer is atomic: it writes a temporary file beside the target and renames it into
+place, so a killed job never leaves a half-written file that Snakemake could take as done.
+Readers validate what they read and name the file at fault.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import zipfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+class ArtefactError(ValueError):
+    """An artefact is missing, unreadable or breaks its contract; the message names the file."""
+
+
+PathLike = str | os.PathLike[str]
+
+
+@contextlib.contextmanager
+def atomic_path(path: PathLike, suffix: str | None = None) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it onto ``path`` only on success.
+
+    ``suffix`` keeps the extension that some writers insist on (``np.savez`` appends
+    ``.npz``, matplotlib picks the format from it).
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{target.name}.", suffix=suffix or target.suffix, dir=target.parent
+    )
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, target)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+# ---------------------------------------------------------------------------------------------
+# npz arrays
+# ---------------------------------------------------------------------------------------------
+
+
+def save_npz(path: PathLike, compress: bool = False, **arrays: np.ndarray) -> None:
+    """Write ``arrays`` to ``path`` (.npz) atomically."""
+    if not arrays:
+        raise ArtefactError(f"{path}: refusing to write an npz with no arrays")
+    with atomic_path(path, suffix=".npz") as tmp:
+        (np.savez_compressed if compress else np.savez)(tmp, **arrays)
+
+
+def load_npz(path: PathLike, keys: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
+    """Read an npz fully into memory; never unpickles (``allow_pickle=False``).
+
+    ``keys`` restricts what is read and checks that each is present.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise ArtefactError(f"{p}: file not found")
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            names = tuple(z.files) if keys is None else keys
+            missing = [k for k in names if k not in z.files]
+            if missing:
+                raise ArtefactError(f"{p}: missing array(s) {missing}; has {sorted(z.files)}")
+            return {k: z[k] for k in names}
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        if isinstance(exc, ArtefactError):
+            raise
+        raise ArtefactError(f"{p}: not a readable npz archive ({exc})") from exc
+
+
+# ---------------------------------------------------------------------------------------------
+# datasets and test sets: x uint8 NHWC, y int64 (N,) or multi-hot (N, K), optional boxes/masks
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ImageSet:
+    """An in-memory dataset split or test set in the one array format.
+
+    x: uint8 (N, H, W, C); y: int64 (N,) class ids, or (N, K) multi-hot;
+    extras: optional aligned arrays such as ``boxes`` (N, 4) xyxy or ``masks`` (N, H, W) bool.
+    """
+
+    x: np.ndarray
+    y: np.ndarray
+    extras: Mapping[str, np.ndarray] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return int(self.x.shape[0])
+
+    @property
+    def num_classes_seen(self) -> int:
+        return int(self.y.shape[1]) if self.y.ndim == 2 else int(self.y.max()) + 1
+
+
+def check_image_set(x: np.ndarray, y: np.ndarray, where: str, **extras: np.ndarray) -> None:
+    """Validate the array contract; raise ArtefactError naming ``where`` on any breach."""
+    if x.dtype != np.uint8 or x.ndim != 4:
+        raise ArtefactError(f"{where}: x must be uint8 NHWC, got {x.dtype} with shape {x.shape}")
+    if x.shape[3] not in (1, 3):
+        raise ArtefactError(f"{where}: x must have 1 or 3 channels, got shape {x.shape}")
+    if y.ndim not in (1, 2) or y.shape[0] != x.shape[0]:
+        raise ArtefactError(f"{where}: y shape {y.shape} does not match {x.shape[0]} images")
+    if not np.issubdtype(y.dtype, np.integer):
+        raise ArtefactError(f"{where}: y must be integer, got {y.dtype}")
+    if y.size and y.min() < 0:
+        raise ArtefactError(f"{where}: y has negative labels (min {y.min()})")
+    for name, arr in extras.items():
+        if arr.shape[0] != x.shape[0]:
+            raise ArtefactError(f"{where}: {name} has {arr.shape[0]} rows, x has {x.shape[0]}")
+    if "boxes" in extras and (extras["boxes"].ndim != 2 or extras["boxes"].shape[1] != 4):
+        raise ArtefactError(f"{where}: boxes must be (N, 4) xyxy, got {extras['boxes'].shape}")
+    if "masks" in extras and extras["masks"].shape[1:3] != x.shape[1:3]:
+        raise ArtefactError(f"{where}: masks {extras['masks'].shape} do not match images {x.shape}")
+
+
+def write_image_set(path: PathLike, x: np.ndarray, y: np.ndarray, **extras: np.ndarray) -> None:
+    """Validate and atomically write a dataset split or test set."""
+    y = np.asarray(y, dtype=np.int64)
+    check_image_set(x, y, str(path), **extras)
+    save_npz(path, x=x, y=y, **extras)
+
+
+def read_image_set(path: PathLike) -> ImageSet:
+    """Read and validate a dataset split or test set."""
+    arrays = load_npz(path)
+    if "x" not in arrays or "y" not in arrays:
+        raise ArtefactError(f"{path}: an image set needs arrays 'x' and 'y', has {sorted(arrays)}")
+    x, y = arrays.pop("x"), arrays.pop("y")
+    check_image_set(x, y, str(path), **arrays)
+    return ImageSet(x=x, y=y, extras=arrays)
+
+
+# ---------------------------------------------------------------------------------------------
+# inference outputs: logits float32 (N, K), feat_{layer} float16 (N, D)
+# ---------------------------------------------------------------------------------------------
+
+
+def write_inference(path: PathLike, logits: np.ndarray, **features: np.ndarray) -> None:
+    """Write one model's outputs on one test set (logits float32, features float16)."""
+    logits = np.asarray(logits, dtype=np.float32)
+    if logits.ndim != 2:
+        raise ArtefactError(f"{path}: logits must be (N, K), got {logits.shape}")
+    if not np.isfinite(logits).all():
+        raise ArtefactError(f"{path}: logits contain NaN or inf")
+    arrays = {"logits": logits}
+    for layer, feat in features.items():
+        feat = np.asarray(feat).reshape(len(feat), -1)
+        if len(feat) != len(logits):
+            raise ArtefactError(f"{path}: feat_{layer} has {len(feat)} rows, logits {len(logits)}")
+        arrays[f"feat_{layer}"] = feat.astype(np.float16)
+    save_npz(path, **arrays)
+
+
+def read_logits(path: PathLike) -> np.ndarray:
+    """Read the logits of one inference artefact, checking they are finite."""
+    logits = load_npz(path, keys=("logits",))["logits"]
+    if logits.ndim != 2:
+        raise ArtefactError(f"{path}: logits must be (N, K), got {logits.shape}")
+    if not np.isfinite(logits).all():
+        raise ArtefactError(f"{path}: logits contain NaN or inf")
+    return logits
+
+
+def read_features(path: PathLike, layer: str) -> np.ndarray:
+    """Read the float16 features of a named layer as float32."""
+    key = f"feat_{layer}"
+    return load_npz(path, keys=(key,))[key].astype(np.float32)
+
+
+def stack_predictions(paths: list[PathLike]) -> np.ndarray:
+    """Argmax predictions of several models on one test set as an int (N, n_models) matrix."""
+    cols = [read_logits(p).argmax(axis=1) for p in paths]
+    lengths = {len(c) for c in cols}
+    if len(lengths) > 1:
+        raise ArtefactError(f"inference outputs disagree on the number of inputs: {lengths}")
+    return np.stack(cols, axis=1).astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# json, tables and figures
+# ---------------------------------------------------------------------------------------------
+
+
+def save_json(obj: Any, path: PathLike) -> None:
+    """Write JSON atomically with sorted keys (stable bytes for identical content)."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
+
+
+def load_json(path: PathLike) -> Any:
+    p = Path(path)
+    if not p.exists():
+        raise ArtefactError(f"{p}: file not found")
+    try:
+        return json.loads(p.read_text())
+    except json.JSONDecodeError as exc:
+        raise ArtefactError(f"{p}: invalid JSON ({exc})") from exc
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def save_table(
+    df: pd.DataFrame,
+    csv_path: PathLike,
+    md_path: PathLike | None = None,
+    title: str | None = None,
+    float_format: str = "%.4f",
+) -> None:
+    """Write a table as csv (and markdown beside it, or at ``md_path``) atomically.
+
+    ``title`` goes above the markdown table: say which paper table it reproduces.
+    Floats are written with a fixed format so reruns give byte-identical files.
+    """
+    csv_path = Path(csv_path)
+    md_path = Path(md_path) if md_path is not None else csv_path.with_suffix(".md")
+    with atomic_path(csv_path) as tmp:
+        df.to_csv(tmp, index=False, float_format=float_format, lineterminator="\n")
+    body = df.to_markdown(index=False, floatfmt=float_format.lstrip("%"))
+    text = (f"**{title}**\n\n" if title else "") + body + "\n"
+    with atomic_path(md_path) as tmp:
+        tmp.write_text(text)
+
+
+def read_table(path: PathLike) -> pd.DataFrame:
+    p = Path(path)
+    if not p.exists():
+        raise ArtefactError(f"{p}: file not found")
+    return pd.read_csv(p)
+
+
+def save_figure(fig: Any, png_path: PathLike, pdf_path: PathLike | None = None) -> None:
+    """Save a matplotlib figure as png (and pdf beside it) atomically, then close it.
+
+    Metadata that embeds dates is dropped so reruns are byte-stable where the backend allows.
+    """
+    import matplotlib.pyplot as plt
+
+    png_path = Path(png_path)
+    pdf_path = Path(pdf_path) if pdf_path is not None else png_path.with_suffix(".pdf")
+    with atomic_path(png_path) as tmp:
+        fig.savefig(tmp, dpi=150, bbox_inches="tight", metadata={"Software": None})
+    with atomic_path(pdf_path) as tmp:
+        fig.savefig(tmp, bbox_inches="tight", metadata={"CreationDate": None, "Creator": None})
+    plt.close(fig)

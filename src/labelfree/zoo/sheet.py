@@ -1,0 +1,139 @@
+"""Zoo sheets: one row per model (ARCHITECTURE.md, configuration).
+
+A zoo is either a sheet file (TSV/CSV, one row per model) or a ``grid`` in the config that
+expands to a sheet: each grid entry is a family whose list-valued fields form a Cartesian
+product. The sheet is a pure function of the config, so Snakemake can list every model at
+parse time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+#: Where a model comes from.
+SOURCES = ("local", "torchvision", "hub", "checkpoint")
+
+#: Columns every sheet has after normalisation, with their defaults for local training.
+SHEET_DEFAULTS: dict[str, Any] = {
+    "source": "local",
+    "arch": "mlp",
+    "width": 32,
+    "depth": 1,
+    "optimizer": "adam",
+    "lr": 1e-3,
+    "epochs": 10,
+    "batch_size": 64,
+    "data_fraction": 1.0,
+    "seed": 0,
+    "batch_seed": None,
+    "weights": "",
+    "preprocessing": "scale01",
+    "label_map": "",
+}
+
+_ID_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+
+
+class ZooError(ValueError):
+    """A zoo sheet or grid is malformed; the message names the zoo, row and column."""
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def default_model_id(row: dict[str, Any]) -> str:
+    """A readable, unique-by-construction id from the fields that vary in a local grid."""
+    parts = [str(row["arch"]), f"w{_fmt(row['width'])}"]
+    if int(row.get("depth", 1)) != 1:
+        parts.append(f"d{row['depth']}")
+    parts += [str(row["optimizer"]), f"e{row['epochs']}", f"f{_fmt(row['data_fraction'])}"]
+    parts.append(f"s{row['seed']}")
+    if row.get("batch_seed") not in (None, "") and not pd.isna(row.get("batch_seed")):
+        parts.append(f"b{row['batch_seed']}")
+    if row.get("label_map"):
+        parts.append(str(row["label_map"]).replace(":", "").replace(",", "_"))
+    return "-".join(parts)
+
+
+def expand_grid(grid: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Expand grid families into rows: list-valued fields multiply, scalars broadcast."""
+    rows: list[dict[str, Any]] = []
+    for family in grid:
+        keys = list(family)
+        values = [v if isinstance(v, list) else [v] for v in family.values()]
+        for combo in itertools.product(*values):
+            rows.append(dict(zip(keys, combo, strict=True)))
+    return rows
+
+
+def build_sheet(zoo: str, zoo_cfg: dict[str, Any], base_dir: str | Path = ".") -> pd.DataFrame:
+    """Return the normalised sheet of zoo ``zoo``: one row per model, column ``model`` unique.
+
+    ``zoo_cfg`` has either ``sheet`` (path relative to ``base_dir``) or ``grid``.
+    """
+    if zoo_cfg.get("sheet"):
+        path = Path(base_dir) / zoo_cfg["sheet"]
+        if not path.exists():
+            raise ZooError(f"zoo '{zoo}': sheet file {path} not found")
+        sep = "\t" if path.suffix in {".tsv", ".tab"} else ","
+        raw = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False).to_dict("records")
+        raw = [{k: v for k, v in r.items() if v != ""} for r in raw]
+    elif zoo_cfg.get("grid"):
+        raw = expand_grid(zoo_cfg["grid"])
+    else:
+        raise ZooError(f"zoo '{zoo}': give either 'sheet' (a file) or 'grid' (families)")
+    if not raw:
+        raise ZooError(f"zoo '{zoo}' has no models")
+
+    rows = []
+    for i, r in enumerate(raw):
+        unknown = set(r) - set(SHEET_DEFAULTS) - {"model"}
+        if unknown:
+            raise ZooError(
+                f"zoo '{zoo}', row {i + 1}: unknown column(s) {sorted(unknown)}; "
+                f"allowed: {sorted(['model', *SHEET_DEFAULTS])}"
+            )
+        row = {**SHEET_DEFAULTS, **r}
+        if row["source"] not in SOURCES:
+            raise ZooError(
+                f"zoo '{zoo}', row {i + 1}: source {row['source']!r} is not one of {SOURCES}"
+            )
+        for col, typ in (("width", int), ("depth", int), ("epochs", int), ("batch_size", int),
+                         ("seed", int), ("lr", float), ("data_fraction", float)):
+            try:
+                row[col] = typ(row[col])
+            except (TypeError, ValueError) as exc:
+                raise ZooError(
+                    f"zoo '{zoo}', row {i + 1}: column {col}={row[col]!r} is not {typ.__name__}"
+                ) from exc
+        if not 0 < row["data_fraction"] <= 1:
+            raise ZooError(
+                f"zoo '{zoo}', row {i + 1}: data_fraction={row['data_fraction']} not in (0, 1]"
+            )
+        if row["batch_seed"] not in (None, ""):
+            row["batch_seed"] = int(row["batch_seed"])
+        else:
+            row["batch_seed"] = None
+        if row["source"] != "local" and not row["weights"]:
+            raise ZooError(f"zoo '{zoo}', row {i + 1}: source {row['source']} needs 'weights'")
+        row["model"] = str(row.get("model") or default_model_id(row))
+        if not _ID_OK.match(row["model"]):
+            raise ZooError(
+                f"zoo '{zoo}', row {i + 1}: model id {row['model']!r} may hold only letters, "
+                "digits and _ . + -"
+            )
+        rows.append(row)
+    sheet = pd.DataFrame(rows)
+    dup = sheet["model"][sheet["model"].duplicated()].tolist()
+    if dup:
+        raise ZooError(f"zoo '{zoo}': duplicate model ids {sorted(set(dup))}")
+    cols = ["model", *SHEET_DEFAULTS]
+    return sheet[cols].reset_index(drop=True)

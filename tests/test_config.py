@@ -1,0 +1,47 @@
+"""Configuration validation: defaults filled, one-line errors naming key and value."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from labelfree.config import ConfigError, validate_config
+
+
+def _schema(repo_root):
+    return repo_root / "config" / "schema.yaml"
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "smoke.yaml"])
+def test_shipped_configs_validate(repo_root, name):
+    cfg = yaml.safe_load((repo_root / "config" / name).read_text())
+    out = validate_config(cfg, _schema(repo_root))
+    assert out["inference"]["batch_size"] >= 1
+    assert out["shifts"]["severities"] == [1, 2, 3, 4, 5]
+
+
+def test_defaults_filled_without_mutating_input(repo_root):
+    cfg = {"seed": 3}
+    out = validate_config(cfg, _schema(repo_root))
+    assert cfg == {"seed": 3}
+    assert out["seed"] == 3
+    assert "datasets" in out and "zoos" in out
+
+
+@pytest.mark.parametrize(
+    ("bad", "fragment"),
+    [
+        ({"sed": 1}, "unknown config key(s) ['sed']"),
+        ({"seed": -1}, "'seed': value -1 must be >= 0"),
+        ({"inference": {"batch_size": "x"}}, "'inference.batch_size': value 'x' has type str"),
+        ({"inference": {"device": "tpu"}}, "'inference.device': value 'tpu' is not one of"),
+        ({"datasets": {"d": {"source": "imagenet21k"}}}, "'datasets.d.source'"),
+        ({"shifts": {"severities": [0]}}, "'shifts.severities.0': value 0 must be >= 1"),
+    ],
+)
+def test_bad_values_give_one_line(repo_root, bad, fragment):
+    with pytest.raises(ConfigError) as info:
+        validate_config(bad, _schema(repo_root))
+    msg = str(info.value)
+    assert fragment in msg
+    assert "\n" not in msg

@@ -1,0 +1,1 @@
+# Rules of `alphatrim` (placeholder until the layer lands).

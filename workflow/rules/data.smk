@@ -1,0 +1,1 @@
+# Rules of `data` (placeholder until the layer lands).

@@ -1,0 +1,1 @@
+# Rules of `inference` (placeholder until the layer lands).

@@ -1,0 +1,1 @@
+# Rules of `laf` (placeholder until the layer lands).

@@ -1,0 +1,1 @@
+# Rules of `metamorphic` (placeholder until the layer lands).

@@ -1,0 +1,1 @@
+# Rules of `pace` (placeholder until the layer lands).

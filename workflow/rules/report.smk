@@ -1,0 +1,1 @@
+# Rules of `report` (placeholder until the layer lands).

@@ -1,0 +1,1 @@
+# Rules of `shifts` (placeholder until the layer lands).

@@ -1,0 +1,1 @@
+# Rules of `syp` (placeholder until the layer lands).

@@ -1,0 +1,1 @@
+# Rules of `zoo` (placeholder until the layer lands).
