@@ -6,6 +6,9 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
+report: "workflow/report/workflow.rst"
+
+
 # The default run unless the user names config files (--configfile replaces, not merges).
 if not workflow.config_settings.configfiles:
 

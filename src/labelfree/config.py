@@ -104,3 +104,50 @@ def validate_config(config: dict[str, Any], schema_path: str | Path) -> dict[str
     if error is not None:
         raise ConfigError(_describe(error))
     return cfg
+
+
+def schema_rows(schema_path: str | Path) -> list[tuple[str, str, str, str]]:
+    """Flatten the schema into (key, type, default, description) rows, $refs resolved.
+
+    Objects with free-form names (datasets, zoos) appear as ``datasets.<name>.source``.
+    """
+    schema, registry = load_schema(schema_path)
+    registry = registry.with_resource(schema["$id"], Resource.from_contents(schema, DRAFT202012))
+    root_resolver = registry.resolver(base_uri=schema["$id"])
+    rows: list[tuple[str, str, str, str]] = []
+
+    def walk(node: dict[str, Any], resolver: Any, prefix: str) -> None:
+        if "$ref" in node:
+            resolved = resolver.lookup(node["$ref"])
+            node, resolver = resolved.contents, resolved.resolver
+        if prefix:
+            default = node.get("default")
+            shown = "default" in node and not (isinstance(default, dict) and default)
+            default_text = repr(default) if shown else ""
+            rows.append((prefix, str(node.get("type", "")), default_text,
+                         " ".join(str(node.get("description", "")).split())))
+        for name, sub in node.get("properties", {}).items():
+            walk(sub, resolver, f"{prefix}.{name}" if prefix else name)
+        extra = node.get("additionalProperties")
+        if isinstance(extra, dict) and extra.get("properties"):
+            walk(extra, resolver, f"{prefix}.<name>")
+
+    walk(schema, root_resolver, "")
+    return rows
+
+
+def render_schema_markdown(schema_path: str | Path) -> str:
+    """The user's parameter table (config/README.md body) generated from the schema."""
+    lines = [
+        "| key | type | default | description |",
+        "|---|---|---|---|",
+    ]
+    for key, typ, default, desc in schema_rows(schema_path):
+        lines.append(f"| `{key}` | {typ} | {default.replace('|', '/')} | {desc.replace('|', '/')} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # python -m labelfree.config config/schema.yaml > table.md
+    import sys
+
+    print(render_schema_markdown(sys.argv[1] if len(sys.argv) > 1 else "config/schema.yaml"), end="")

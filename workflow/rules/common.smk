@@ -97,7 +97,10 @@ def study_enabled(study):
 
 def all_targets():
     """Every final artefact of the configured run: spine tables plus each enabled study's."""
-    targets = []
+    targets = [
+        rules.report_provenance.output.config,
+        rules.report_provenance.output.software,
+    ]
     for zoo in ZOOS:
         targets += [
             f"results/infer/{zoo}/accuracy.csv",

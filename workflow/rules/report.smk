@@ -1,1 +1,25 @@
-# Rules of `report` (placeholder until the layer lands).
+# Provenance for `snakemake --report report.html`: the validated config and software versions.
+
+
+rule report_provenance:
+    output:
+        config=report(
+            "results/report/config.yaml",
+            caption="../report/spine/config.rst",
+            category="run",
+        ),
+        software=report(
+            "results/report/software.csv",
+            caption="../report/spine/software.rst",
+            category="run",
+        ),
+    log:
+        "logs/report/provenance.log",
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    params:
+        config=lambda wildcards: config,
+    script:
+        "../scripts/report_provenance.py"
