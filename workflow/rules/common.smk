@@ -22,6 +22,12 @@ try:
     config.update(
         validate_config(config, Path(workflow.basedir) / "config" / "schema.yaml")
     )
+    for _zoo, _zcfg in config["zoos"].items():
+        if _zcfg["dataset"] not in config["datasets"]:
+            raise ConfigError(
+                f"config key 'zoos.{_zoo}.dataset': value {_zcfg['dataset']!r} is not a "
+                f"configured dataset; configured: {sorted(config['datasets'])}"
+            )
     ZOO_SHEETS = {
         name: build_sheet(name, zcfg, workflow.basedir)
         for name, zcfg in config["zoos"].items()

@@ -124,6 +124,10 @@ def build_sheet(zoo: str, zoo_cfg: dict[str, Any], base_dir: str | Path = ".") -
             row["batch_seed"] = None
         if row["source"] != "local" and not row["weights"]:
             raise ZooError(f"zoo '{zoo}', row {i + 1}: source {row['source']} needs 'weights'")
+        if row["source"] == "checkpoint":
+            ckpt = Path(str(row["weights"])).expanduser()  # relative to the working directory
+            if not ckpt.is_file():
+                raise ZooError(f"zoo '{zoo}', row {i + 1}: checkpoint file {ckpt} not found")
         row["model"] = str(row.get("model") or default_model_id(row))
         if not _ID_OK.match(row["model"]):
             raise ZooError(
