@@ -136,6 +136,8 @@ def build_sheet(zoo: str, zoo_cfg: dict[str, Any], base_dir: str | Path = ".") -
             )
         rows.append(row)
     sheet = pd.DataFrame(rows)
+    # Keep integer seeds exact: a column mixing ints and None would otherwise become float.
+    sheet["batch_seed"] = pd.Series([r["batch_seed"] for r in rows], dtype=object)
     dup = sheet["model"][sheet["model"].duplicated()].tolist()
     if dup:
         raise ZooError(f"zoo '{zoo}': duplicate model ids {sorted(set(dup))}")

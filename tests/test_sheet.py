@@ -1,0 +1,51 @@
+"""Zoo sheets: grid expansion, ids, and errors that name the zoo, row and column."""
+
+from __future__ import annotations
+
+import pytest
+
+from labelfree.zoo.sheet import ZooError, build_sheet, expand_grid
+
+
+def test_grid_is_a_cartesian_product_per_family():
+    rows = expand_grid([{"arch": "mlp", "width": [8, 16], "seed": [0, 1, 2]}, {"arch": "lenet"}])
+    assert len(rows) == 2 * 3 + 1
+    assert rows[-1] == {"arch": "lenet"}
+
+
+def test_sheet_from_grid_has_unique_readable_ids():
+    sheet = build_sheet("z", {"grid": [{"arch": "mlp", "width": [8, 16], "seed": [0, 1]}]})
+    assert sheet["model"].is_unique
+    assert sheet.loc[0, "model"] == "mlp-w8-adam-e10-f1-s0"
+    assert sheet["batch_seed"].tolist() == [None] * 4
+
+
+def test_sheet_file(tmp_path):
+    f = tmp_path / "zoo.tsv"
+    f.write_text("model\tarch\twidth\tseed\tbatch_seed\nm1\tmlp\t8\t0\t5\nm2\tlenet\t4\t1\t\n")
+    sheet = build_sheet("user", {"sheet": "zoo.tsv"}, base_dir=tmp_path)
+    assert sheet["model"].tolist() == ["m1", "m2"]
+    assert sheet.loc[0, "batch_seed"] == 5 and sheet.loc[1, "batch_seed"] is None
+    assert sheet.loc[1, "width"] == 4
+
+
+@pytest.mark.parametrize(
+    ("cfg", "fragment"),
+    [
+        ({}, "give either 'sheet'"),
+        ({"grid": [{"arch": "mlp", "widht": 3}]}, "unknown column(s) ['widht']"),
+        ({"grid": [{"arch": "mlp", "width": "wide"}]}, "column width='wide' is not int"),
+        ({"grid": [{"data_fraction": 0.0}]}, "data_fraction=0.0 not in (0, 1]"),
+        ({"grid": [{"source": "ftp"}]}, "source 'ftp' is not one of"),
+        ({"grid": [{"source": "torchvision"}]}, "needs 'weights'"),
+        ({"grid": [{"source": "checkpoint", "weights": "/nonexistent/x.pt"}]}, "not found"),
+        ({"grid": [{"model": "a b"}]}, "may hold only letters"),
+        ({"grid": [{"model": "m"}, {"model": "m"}]}, "duplicate model ids ['m']"),
+        ({"sheet": "missing.tsv"}, "sheet file"),
+    ],
+)
+def test_bad_sheets_name_the_culprit(cfg, fragment):
+    with pytest.raises(ZooError) as info:
+        build_sheet("z", cfg)
+    assert fragment in str(info.value)
+    assert "zoo 'z'" in str(info.value)
