@@ -18,7 +18,7 @@ def snakemake_cmd(workdir: Path, *args: str, configfile: Path | None = None) -> 
     exe = SNAKEMAKE if Path(SNAKEMAKE).exists() else shutil.which("snakemake") or "snakemake"
     return [
         exe, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),
-        "--configfile", str(cfg), "--cores", "2", "--quiet", "rules", *args,
+        "--configfile", str(cfg), "--cores", "2", *args,
     ]
 
 
