@@ -106,6 +106,8 @@ def ces(
     """Cross-entropy-based sampling of Li et al. (spec 3.2), ``reps`` independent runs.
 
     Candidate batches are scored by updating running bin counts (O(step * L) per candidate).
+    With ``return_samples`` also returns each rep's index sequence and its trace of
+    ``(obj before, obj after, accepted)`` per round (check C9).
     """
     _check_schedule(budgets, init, step, "ces")
     scores = np.asarray(scores, dtype=np.float64)
@@ -113,7 +115,7 @@ def ces(
     st = _CesState(bins, n_edges - 1)
     bset = {b: j for j, b in enumerate(budgets)}
     out = np.zeros((reps, len(budgets)))
-    samples = []
+    samples, traces = [], []
     bmax = max(budgets)
     for r in range(reps):
         sample = list(rng.choice(n_items, size=min(init, n_items), replace=False))
@@ -122,6 +124,7 @@ def ces(
         counts = st.counts_of(np.asarray(sample))
         if init in bset:
             out[r, bset[init]] = scores[sample].mean()
+        trace = []
         while len(sample) < bmax:
             cur = st.obj(counts, len(sample))
             if allow_repeats:
@@ -133,19 +136,22 @@ def ces(
             add = np.stack([st.counts_of(c) for c in cand])
             objs = st.obj(counts[None, :] + add, len(sample) + step)
             best = int(np.argmax(objs))
-            if objs[best] <= cur:
+            accepted = bool(objs[best] > cur)
+            if not accepted:
                 pool = np.arange(n_items) if allow_repeats else np.flatnonzero(~in_s)
                 batch = rng.choice(pool, step, replace=False)
                 counts = counts + st.counts_of(batch)
             else:
                 batch = cand[best]
                 counts = counts + add[best]
+            trace.append((float(cur), float(st.obj(counts, len(sample) + step)), accepted))
             sample.extend(int(i) for i in batch)
             in_s[batch] = True
             if len(sample) in bset:
                 out[r, bset[len(sample)]] = scores[sample].mean()
         samples.append(np.asarray(sample))
-    return (out, samples) if return_samples else out
+        traces.append(trace)
+    return (out, samples, traces) if return_samples else out
 
 
 # ------------------------------------------------------------------------------------- CSS
