@@ -1,1 +1,115 @@
-# Rules of `data` (placeholder until the layer lands).
+# Rules of the `data` layer (docs/data.md): checksummed downloads into resources/, every split of
+# every configured dataset as results/data/{dataset}/{split}.npz (+ meta.json), and the
+# in-distribution test set results/testsets/{dataset}/id.npz.
+# data_prepare is one job per dataset; its rules are named per dataset (data_prepare_<dataset>)
+# because each has its own list of split outputs.
+
+from labelfree.data.base import DataError
+from labelfree.data.corrupted import RELEASES as DATA_C_RELEASES
+from labelfree.data.registry import needs_download, split_names
+
+try:
+    DATA_SPLITS = {ds: split_names(ds, dcfg) for ds, dcfg in DATASETS.items()}
+except DataError as _err:
+    raise WorkflowError(f"Invalid configuration: {_err}") from None
+
+DATA_DOWNLOADS = [ds for ds, dcfg in DATASETS.items() if needs_download(dcfg)]
+
+
+def _data_alternatives(names):
+    """A wildcard regex matching exactly ``names`` (and nothing when it is empty)."""
+    return "|".join(names) if names else "(?!)"
+
+
+def data_manifest(dataset):
+    return f"resources/manifests/{dataset}.json"
+
+
+def data_prepare_inputs(dataset):
+    """The verified-download manifest for downloaded sources; nothing otherwise."""
+    return [data_manifest(dataset)] if dataset in DATA_DOWNLOADS else []
+
+
+def data_test_split(wildcards):
+    """The split of a dataset that becomes its `id` test set (datasets.<name>.test_split)."""
+    return dataset_split(wildcards.dataset, DATASETS[wildcards.dataset]["test_split"])
+
+
+rule data_download:
+    output:
+        data_manifest("{dataset}"),
+    log:
+        "logs/data/download_{dataset}.log",
+    wildcard_constraints:
+        dataset=_data_alternatives(DATA_DOWNLOADS),
+    threads: 1
+    resources:
+        mem_mb=lambda wc: DATASETS[wc.dataset]["mem_mb"],
+        runtime=lambda wc: DATASETS[wc.dataset]["runtime"],
+    params:
+        name=lambda wc: wc.dataset,
+        cfg=lambda wc: DATASETS[wc.dataset],
+    script:
+        "../scripts/data_download.py"
+
+
+rule data_download_corrupted:
+    output:
+        "resources/manifests/corrupted/{release}.json",
+    log:
+        "logs/data/download_corrupted_{release}.log",
+    wildcard_constraints:
+        release=_data_alternatives(list(DATA_C_RELEASES)),
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=120,
+    params:
+        release=lambda wc: wc.release,
+        root="resources/data",
+    script:
+        "../scripts/data_download_corrupted.py"
+
+
+for _ds, _dcfg in DATASETS.items():
+
+    rule:
+        name:
+            f"data_prepare_{_ds}"
+        input:
+            data_prepare_inputs(_ds),
+        output:
+            splits=[dataset_split(_ds, _s) for _s in DATA_SPLITS[_ds]],
+            meta=f"results/data/{_ds}/meta.json",
+        log:
+            f"logs/data/prepare_{_ds}.log",
+        benchmark:
+            f"benchmarks/data/prepare_{_ds}.tsv"
+        threads: 1
+        resources:
+            mem_mb=_dcfg["mem_mb"],
+            runtime=_dcfg["runtime"],
+        params:
+            name=_ds,
+            cfg=_dcfg,
+            seed=SEED,
+            out_dir=f"results/data/{_ds}",
+        script:
+            "../scripts/data_prepare.py"
+
+
+rule testset_id:
+    input:
+        data_test_split,
+    output:
+        testset_path("{dataset}", "id"),
+    log:
+        "logs/data/testset_id_{dataset}.log",
+    wildcard_constraints:
+        dataset=_data_alternatives(list(DATASETS)),
+    threads: 1
+    resources:
+        mem_mb=lambda wc: DATASETS[wc.dataset]["mem_mb"],
+        runtime=lambda wc: DATASETS[wc.dataset]["runtime"],
+    script:
+        "../scripts/data_testset_id.py"

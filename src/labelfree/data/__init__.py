@@ -1,0 +1,14 @@
+"""The data layer: dataset sources, checksummed downloads, readers, splits (ARCHITECTURE.md).
+
+Public entry points (see docs/data.md):
+
+- :func:`labelfree.data.registry.prepare_dataset` / ``build_dataset`` / ``download_dataset``;
+- :data:`labelfree.data.registry.SOURCES` (source name -> builder);
+- :func:`labelfree.data.corrupted.load_corrupted` for the released MNIST-C / CIFAR-10-C;
+- :class:`labelfree.data.imagenet.ImageNetVal`, :class:`labelfree.data.coco.CocoImages`
+  (index tables read lazily, ``materialise`` to the array format).
+"""
+
+from labelfree.data.base import DataError
+
+__all__ = ["DataError"]

@@ -1,0 +1,116 @@
+"""Image sets too large for one array: an index table of file paths plus annotations, read lazily.
+
+ImageNet val (50,000 JPEGs) and COCO val (40,504) are not loaded whole. Their sources build an
+index table (a pandas DataFrame, one row per image, annotations in the *original* pixel
+coordinates) and decode images only when asked. :meth:`LazyImageSet.materialise` turns chosen
+rows into the one array format (all images resized to ``size`` x ``size``, bilinear, aspect
+ratio not kept, annotations rescaled), so every downstream layer works unchanged; the
+``data_prepare`` rule writes such a subset as ``results/data/{dataset}/{split}.npz``.
+
+Library use without the workflow::
+
+    from labelfree.data.imagenet import ImageNetVal
+    ds = ImageNetVal("ILSVRC2012_img_val/", "ILSVRC2012_bbox_val_v3/val/")
+    ds.index.head()                      # file, path, label, width, height, boxes, ...
+    batch = ds.materialise(range(256), size=224)   # ImageSet with boxes, masks, area_ratio
+    for batch in ds.batches(256, size=224): ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from labelfree.data.base import DataError
+from labelfree.store import ImageSet
+
+
+def decode_rgb(path: str) -> np.ndarray:
+    """Decode an image file to uint8 RGB (H, W, 3); greyscale, palette and CMYK are converted."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(path) as im:
+            return np.asarray(im.convert("RGB"), dtype=np.uint8)
+    except FileNotFoundError:
+        raise DataError(f"{path}: image file not found") from None
+    except (UnidentifiedImageError, OSError, SyntaxError) as exc:
+        raise DataError(f"{path}: not a readable image ({exc})") from exc
+
+
+def resize_rgb(img: np.ndarray, size: int) -> np.ndarray:
+    """Bilinear resize of one HWC uint8 image to size x size with Pillow."""
+    from PIL import Image
+
+    if img.shape[:2] == (size, size):
+        return img
+    return np.asarray(Image.fromarray(img).resize((size, size), Image.BILINEAR), dtype=np.uint8)
+
+
+def resize_mask(mask: np.ndarray, size: int) -> np.ndarray:
+    """Nearest-neighbour resize of a bool (H, W) mask to size x size (vectorised indexing)."""
+    h, w = mask.shape
+    rows = np.minimum(((np.arange(size) + 0.5) * h / size).astype(np.int64), h - 1)
+    cols = np.minimum(((np.arange(size) + 0.5) * w / size).astype(np.int64), w - 1)
+    return mask[rows[:, None], cols[None, :]]
+
+
+def enclosing_box(mask: np.ndarray) -> np.ndarray:
+    """xyxy (x2, y2 exclusive) of the True pixels of a (H, W) mask; zeros when empty."""
+    ys, xs = np.nonzero(mask.any(axis=1))[0], np.nonzero(mask.any(axis=0))[0]
+    if len(ys) == 0:
+        return np.zeros(4, dtype=np.float32)
+    return np.array([xs[0], ys[0], xs[-1] + 1, ys[-1] + 1], dtype=np.float32)
+
+
+class LazyImageSet:
+    """Base class: ``index`` (DataFrame, one row per image) and per-row decoding.
+
+    Subclasses set ``self.index`` (with at least a ``path`` column) and implement
+    :meth:`load_row`, returning the resized image, its label and its aligned extras.
+    """
+
+    index: pd.DataFrame
+    classes: list[str]
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def load_row(self, row: pd.Series, size: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:
+        raise NotImplementedError
+
+    def materialise(self, rows: Iterable[int] | None = None, size: int = 224) -> ImageSet:
+        """Decode the given row positions (all rows by default) into one ImageSet."""
+        if size < 1:
+            raise DataError(f"materialise: size must be >= 1, got {size}")
+        positions = list(range(len(self))) if rows is None else [int(r) for r in rows]
+        if not positions:
+            raise DataError("materialise: no rows selected")
+        xs, ys, extras = [], [], {}
+        for pos in _progress(positions):
+            x, y, ex = self.load_row(self.index.iloc[pos], size)
+            xs.append(x)
+            ys.append(y)
+            for k, v in ex.items():
+                extras.setdefault(k, []).append(v)
+        return ImageSet(
+            x=np.stack(xs),
+            y=np.stack(ys).astype(np.int64),
+            extras={k: np.stack(v) for k, v in extras.items()},
+        )
+
+    def batches(self, batch_size: int, size: int = 224) -> Iterator[ImageSet]:
+        """Materialise the whole set in consecutive batches (bounded memory)."""
+        for start in range(0, len(self), batch_size):
+            yield self.materialise(range(start, min(start + batch_size, len(self))), size)
+
+
+def _progress(items: Sequence[int]) -> Iterable[int]:
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover
+        return items
+    return tqdm(items, desc="decode", mininterval=5.0, disable=len(items) < 1000)
