@@ -61,7 +61,7 @@ def test_reproducible_and_common_random_numbers():
     rng = np.random.default_rng(12)
     ref, cand = _zoo(rng, 10, 400), _zoo(rng, 4, 400)
     a = alpha_hat(ref, cand, n_boot=20, seed=9)
-    b = alpha_hat(ref, cand, n_boot=20, seed=9, n_jobs=2, max_elements=1000)
+    b = alpha_hat(ref, cand, n_boot=20, seed=9, n_jobs=2, block_elements=1000)
     np.testing.assert_array_equal(a.alpha_boot, b.alpha_boot)
     np.testing.assert_array_equal(a.ks_reject_rate, b.ks_reject_rate)
     single = alpha_hat(ref, cand[2], n_boot=20, seed=9)

@@ -99,7 +99,7 @@ def alpha_hat(
     censor: float = 0.5,
     reference_mode: str = "pooled_resample",
     n_jobs: int = 1,
-    max_elements: int = 1 << 22,
+    block_elements: int = 1 << 17,
 ) -> AlphaHatResult:
     """alpha-hat of each candidate against the pooled reference (Algorithm 1, spec 2.6).
 
@@ -110,8 +110,8 @@ def alpha_hat(
     seed: replicate b uses ``numpy.random.default_rng([seed, b])``; same seed, same result.
     censor: level recorded when no grid level is accepted (0.5, reads ">= 0.5").
     reference_mode: ``pooled_resample`` (N draws from the pool, default) or ``exact_pool``.
-    n_jobs: threads over replicate chunks (NumPy releases the GIL in the kernel).
-    max_elements: rows * N per chunk, bounds memory (~10 float64 arrays of this size).
+    n_jobs: threads over replicates (NumPy releases the GIL in the kernel).
+    block_elements: rows * N per kernel block (cache-sized; memory is O(C * N_test) per thread).
     """
     ref = np.asarray(reference, dtype=np.float64)
     cand = np.asarray(candidates, dtype=np.float64)
@@ -145,30 +145,26 @@ def alpha_hat(
     c = cand.shape[0]
     order = np.argsort(cand, axis=1, kind="stable")
     cand_sorted = np.take_along_axis(cand, order, axis=1)
-    per_chunk = max(1, max_elements // max(1, c * n))
-    chunks = [list(range(s, min(n_boot, s + per_chunk))) for s in range(0, n_boot, per_chunk)]
+    # kernel row blocks small enough to stay in cache (~1 MB per buffer)
+    block = max(1, block_elements // n)
 
-    def run(bs: list[int]) -> tuple[list[int], np.ndarray, np.ndarray]:
-        fs = []
-        for b in bs:
-            rep = _replicate(ref, n, seed, b, reference_mode)
-            counts = np.bincount(rep.i_cand, minlength=n_test)[order]  # (C, N_test)
-            f_all = rep.ref(cand_sorted)
-            fs.append(np.repeat(f_all.ravel(), counts.ravel()).reshape(c, n))
-        f = np.concatenate(fs, axis=0)  # rows ordered (replicate, candidate)
-        t, d0 = _first_accepted(f, ks, gamma)
-        return bs, t.reshape(len(bs), c), d0.reshape(len(bs), c)
+    def run(b: int) -> tuple[np.ndarray, np.ndarray]:
+        rep = _replicate(ref, n, seed, b, reference_mode)
+        counts = np.bincount(rep.i_cand, minlength=n_test)[order]  # (C, N_test)
+        f = np.repeat(rep.ref(cand_sorted).ravel(), counts.ravel()).reshape(c, n)
+        t = np.empty(c, dtype=np.int64)
+        d0 = np.empty(c)
+        for s in range(0, c, block):
+            t[s : s + block], d0[s : s + block] = _first_accepted(f[s : s + block], ks, gamma)
+        return t, d0
 
-    boot_t = np.empty((n_boot, c), dtype=np.int64)
-    boot_d0 = np.empty((n_boot, c))
-    if n_jobs > 1 and len(chunks) > 1:
+    if n_jobs > 1 and n_boot > 1:
         with ThreadPoolExecutor(max_workers=n_jobs) as pool:
-            results = list(pool.map(run, chunks))
+            results = list(pool.map(run, range(n_boot)))
     else:
-        results = [run(ch) for ch in chunks]
-    for bs, t, d0 in results:
-        boot_t[bs] = t
-        boot_d0[bs] = d0
+        results = [run(b) for b in range(n_boot)]
+    boot_t = np.stack([r[0] for r in results])  # (B, C)
+    boot_d0 = np.stack([r[1] for r in results])
     alpha_boot = levels[boot_t].T  # (C, B)
     return AlphaHatResult(
         alpha_hat=alpha_boot.mean(axis=1),

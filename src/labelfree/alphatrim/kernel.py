@@ -102,29 +102,31 @@ def _distance_from_sorted(f: np.ndarray, k: np.ndarray) -> np.ndarray:
 
     f: (R, N) float64, F0(c_(1..N)) per row, non-decreasing along axis 1.
     k: (R,) or (R, 1) values of 1/(1-alpha), one per row.
-    Returns (R,) distances.
+    Returns (R,) distances. Works in place on two (R, N) buffers (no other large temporaries).
     """
     rows, n = f.shape
     k = np.asarray(k, dtype=np.float64).reshape(rows, 1)
     lo = 1.0 - k  # = -alpha / (1 - alpha)
     step = k / n
     # xu_i = F0(c_i) - k (i-1)/N  for i = 1..N (column i-1)
-    xu = f - step * np.arange(n, dtype=np.float64)
-    # U_j = max_{i >= j+1} xu_i for j = 0..N-1 (suffix maxima); U_N = lo
-    u = np.maximum.accumulate(xu[:, ::-1], axis=1)[:, ::-1]
-    # L_0 = 0; L_j = min_{i <= j} xl_i = prefix-min(xu)_j - k/N for j = 1..N
-    low = np.minimum.accumulate(xu, axis=1)
-    low -= step
+    xu = np.multiply(step, np.arange(n, dtype=np.float64))
+    np.subtract(f, xu, out=xu)
     g = np.empty((rows, n + 1))
-    g[:, :n] = u
+    # U_j = max_{i >= j+1} xu_i for j = 0..N-1 (suffix maxima); U_N = lo
+    np.maximum.accumulate(xu[:, ::-1], axis=1, out=g[:, n - 1 :: -1])
     g[:, n:] = lo
-    g[:, 1:] += low  # L_0 = 0 leaves g_0 = U_0
+    # L_0 = 0; L_j = min_{i <= j} xl_i = prefix-min(xu)_j - k/N for j = 1..N
+    tmp = np.minimum.accumulate(xu, axis=1)
+    g[:, 1:] += tmp
+    g[:, 1:] -= step
     g *= 0.5
-    np.clip(g, lo, 0.0, out=g)
+    np.maximum(g, lo, out=g)
+    np.minimum(g, 0.0, out=g)
     # d = max( max_i xu_i - g_{i-1},  max_i g_i - xl_i ),  xl_i = xu_i - k/N
-    d1 = (xu - g[:, :n]).max(axis=1)
-    xu += -step
-    d2 = (g[:, 1:] - xu).max(axis=1)
+    np.subtract(xu, g[:, :n], out=tmp)
+    d1 = tmp.max(axis=1)
+    np.subtract(g[:, 1:], xu, out=tmp)
+    d2 = tmp.max(axis=1) + step[:, 0]
     return np.maximum(d1, d2)
 
 
