@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -77,8 +78,10 @@ class CocoImages(LazyImageSet):
         """Pixelwise OR of ``annToMask`` over every annotation (H, W) bool, original size."""
         info = self.coco.imgs[image_id]
         mask = np.zeros((info["height"], info["width"]), dtype=bool)
-        for ann in self.coco.imgToAnns.get(image_id, []):
-            mask |= self.coco.annToMask(ann).astype(bool)
+        with warnings.catch_warnings():  # pycocotools' numpy-2 copy= deprecation notice
+            warnings.simplefilter("ignore", DeprecationWarning)
+            for ann in self.coco.imgToAnns.get(image_id, []):
+                mask |= self.coco.annToMask(ann).astype(bool)
         return mask
 
     def load_row(self, row: pd.Series, size: int) -> tuple[np.ndarray, np.ndarray, dict[str, Any]]:

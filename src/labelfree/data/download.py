@@ -152,7 +152,12 @@ def fetch(
             )
             log.warning("download of %s truncated", url)
         except (urllib.error.URLError, OSError, DataError, http.client.HTTPException) as exc:
-            reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+            if isinstance(exc, urllib.error.HTTPError):
+                reason = f"HTTP {exc.code} {exc.reason}"
+            elif isinstance(exc, urllib.error.URLError):
+                reason = exc.reason
+            else:
+                reason = exc
             errors.append(f"{url}: {reason}")
             log.warning("download of %s failed: %s", url, reason)
     raise DataError(

@@ -98,7 +98,8 @@ class _CifarUnpickler(pickle.Unpickler):
     tampered file names, so this unpickler resolves only the three globals numpy needs to
     rebuild an array (``_reconstruct``, ``ndarray``, ``dtype``), refuses object dtypes, and
     refuses every other global. Builtin containers (dict, list, bytes, str, int) need no
-    global and load normally.
+    global and load normally; ``_codecs.encode`` (str -> bytes, no side effects) is also
+    allowed because Python 3 writes bytes that way at protocol 2, so re-pickled batches load.
     """
 
     _ALLOWED = {
@@ -106,6 +107,7 @@ class _CifarUnpickler(pickle.Unpickler):
         ("numpy._core.multiarray", "_reconstruct"),
         ("numpy", "ndarray"),
         ("numpy", "dtype"),
+        ("_codecs", "encode"),
     }
 
     def find_class(self, module: str, name: str) -> Any:
@@ -121,6 +123,10 @@ class _CifarUnpickler(pickle.Unpickler):
             return _reconstruct
         if name == "dtype":
             return _safe_dtype
+        if module == "_codecs":
+            import codecs
+
+            return codecs.encode
         return np.ndarray
 
 

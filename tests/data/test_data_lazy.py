@@ -1,0 +1,178 @@
+"""ImageNet val (images + Pascal VOC XMLs) and COCO (images + instances JSON): index and materialise."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from labelfree.data.base import DataError
+from labelfree.data.coco import CocoImages
+from labelfree.data.imagenet import ImageNetVal, boxes_mask
+from labelfree.data.registry import prepare_dataset
+
+
+def _voc(path, wnid, width, height, boxes):
+    objs = "".join(
+        f"<object><name>{wnid}</name><pose>Unspecified</pose><truncated>0</truncated>"
+        f"<difficult>0</difficult><bndbox><xmin>{b[0]}</xmin><ymin>{b[1]}</ymin>"
+        f"<xmax>{b[2]}</xmax><ymax>{b[3]}</ymax></bndbox></object>"
+        for b in boxes
+    )
+    path.write_text(
+        f"<annotation><folder>val</folder><filename>{path.stem}</filename>"
+        f"<size><width>{width}</width><height>{height}</height><depth>3</depth></size>"
+        f"<segmented>0</segmented>{objs}</annotation>"
+    )
+
+
+@pytest.fixture
+def imagenet(tmp_path):
+    img, box = tmp_path / "val", tmp_path / "bbox"
+    img.mkdir()
+    box.mkdir()
+    rng = np.random.default_rng(0)
+    rgb = rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)
+    Image.fromarray(rgb).save(img / "ILSVRC2012_val_00000001.png")
+    _voc(box / "ILSVRC2012_val_00000001.xml", "n02000000", 32, 32, [(4, 8, 12, 20), (8, 8, 16, 12)])
+    Image.fromarray(rgb[..., 0]).save(img / "ILSVRC2012_val_00000002.JPEG")  # greyscale JPEG
+    # inverted box and a box beyond the image
+    _voc(
+        box / "ILSVRC2012_val_00000002.xml",
+        "n01000000",
+        32,
+        32,
+        [(20, 30, 10, 2), (28, 28, 90, 90)],
+    )
+    Image.fromarray(rgb).convert("CMYK").save(img / "ILSVRC2012_val_00000003.JPEG")
+    # the XML size is twice the decoded one: boxes are rescaled
+    _voc(box / "ILSVRC2012_val_00000003.xml", "n02000000", 64, 64, [(0, 0, 32, 64)])
+    _voc(box / "ILSVRC2012_val_00000099.xml", "n03000000", 32, 32, [(0, 0, 1, 1)])  # no image
+    return img, box, rgb
+
+
+def test_imagenet_index_and_materialise(imagenet):
+    img, box, rgb = imagenet
+    ds = ImageNetVal(img, box)
+    assert ds.classes == ["n01000000", "n02000000", "n03000000"]  # sorted wnids of all XMLs
+    assert ds.index["label"].tolist() == [1, 0, 1]
+    assert ds.index["file"].tolist()[0] == "ILSVRC2012_val_00000001.png"
+    s = ds.materialise(size=32)
+    assert s.x.shape == (3, 32, 32, 3) and s.y.tolist() == [1, 0, 1]
+    assert np.array_equal(s.x[0], rgb)  # PNG, native size: exact pixels
+    assert np.all(s.x[1][..., 0] == s.x[1][..., 1])  # greyscale decoded to 3 equal channels
+    expect = np.zeros((32, 32), bool)
+    expect[8:20, 4:12] = True
+    expect[8:12, 8:16] = True  # overlap counted once
+    assert np.array_equal(s.extras["masks"][0], expect)
+    assert s.extras["boxes"][0].tolist() == [4, 8, 16, 20]
+    assert s.extras["area_ratio"][0] == pytest.approx(expect.mean())
+    m1 = np.zeros((32, 32), bool)
+    m1[2:30, 10:20] = True  # swapped min/max
+    m1[28:32, 28:32] = True  # clipped
+    assert np.array_equal(s.extras["masks"][1], m1)
+    assert s.extras["boxes"][2].tolist() == [0, 0, 16, 32]  # rescaled by 32/64
+    half = ds.materialise([2], size=16)
+    assert half.x.shape == (1, 16, 16, 3) and half.extras["masks"][0, :, :8].all()
+
+
+def test_imagenet_synsets_and_errors(imagenet, tmp_path):
+    img, box, _ = imagenet
+    syn = tmp_path / "LOC_synset_mapping.txt"
+    syn.write_text("n03000000 c\nn02000000 b, bee\nn01000000 a\n")
+    assert ImageNetVal(img, box, syn).index["label"].tolist() == [1, 2, 1]
+    (box / "ILSVRC2012_val_00000002.xml").unlink()
+    with pytest.raises(DataError, match=r"ILSVRC2012_val_00000002\.xml: box XML .* not found"):
+        ImageNetVal(img, box)
+    (box / "ILSVRC2012_val_00000002.xml").write_text("<annotation><size>")
+    with pytest.raises(DataError, match=r"00000002\.xml: not a valid Pascal VOC XML"):
+        ImageNetVal(img, box)
+    with pytest.raises(DataError, match="images directory not found"):
+        ImageNetVal(tmp_path / "nope", box)
+
+
+def test_boxes_mask_half_open():
+    m = boxes_mask(np.array([[1, 2, 3, 5]]), 6, 6)
+    assert m.sum() == 6 and m[2:5, 1:3].all()
+
+
+def _coco_files(tmp_path):
+    from pycocotools import mask as mask_utils
+
+    folder = tmp_path / "val2014"
+    folder.mkdir()
+    rng = np.random.default_rng(0)
+    images = []
+    for i in (1, 2, 3):
+        name = f"COCO_val2014_{i:012d}.png"
+        Image.fromarray(rng.integers(0, 256, (16, 16, 3), dtype=np.uint8)).save(folder / name)
+        images.append({"id": i, "file_name": name, "width": 16, "height": 16})
+    m_rle = np.zeros((16, 16), np.uint8)
+    m_rle[10:14, 1:5] = 1
+    compressed = mask_utils.encode(np.asfortranarray(m_rle))
+    compressed["counts"] = compressed["counts"].decode()
+    m_crowd = np.zeros((16, 16), np.uint8)
+    m_crowd[0:3, 8:16] = 1
+    flat = m_crowd.flatten(order="F")  # uncompressed RLE: column-major runs, zeros first
+    change = np.flatnonzero(np.diff(flat)) + 1
+    counts = np.diff(np.concatenate([[0], change, [flat.size]])).tolist()
+    if flat[0] == 1:
+        counts = [0, *counts]
+    anns = [
+        {"id": 1, "image_id": 1, "category_id": 1, "iscrowd": 0, "area": 16, "bbox": [2, 2, 4, 4],
+         "segmentation": [[2, 2, 6, 2, 6, 6, 2, 6]]},
+        {"id": 2, "image_id": 1, "category_id": 7, "iscrowd": 0, "area": 16, "bbox": [1, 10, 4, 4],
+         "segmentation": compressed},
+        {"id": 3, "image_id": 3, "category_id": 3, "iscrowd": 1, "area": 24, "bbox": [8, 0, 8, 3],
+         "segmentation": {"size": [16, 16], "counts": counts}},
+    ]  # fmt: skip
+    cats = [{"id": 1, "name": "person"}, {"id": 3, "name": "car"}, {"id": 7, "name": "train"}]
+    ann_path = tmp_path / "instances_val2014.json"
+    ann_path.write_text(json.dumps({"images": images, "annotations": anns, "categories": cats}))
+    return folder, ann_path, m_rle.astype(bool), m_crowd.astype(bool)
+
+
+def test_coco_multihot_and_union_masks(tmp_path):
+    folder, ann_path, m_rle, m_crowd = _coco_files(tmp_path)
+    ds = CocoImages(folder, ann_path)
+    assert ds.classes == ["person", "car", "train"]  # JSON order, named by name
+    s = ds.materialise(size=16)
+    assert s.y.tolist() == [[1, 0, 1], [0, 0, 0], [0, 1, 0]]
+    poly = s.extras["masks"][0] & ~m_rle
+    assert poly[3:6, 3:6].all() and not poly[:2].any() and not poly[:, 7:].any()  # polygon
+    assert np.array_equal(s.extras["masks"][0] & m_rle, m_rle)  # compressed RLE
+    assert not s.extras["masks"][1].any() and s.extras["area_ratio"][1] == 0  # no annotation
+    assert s.extras["boxes"][1].tolist() == [0, 0, 0, 0]
+    assert np.array_equal(s.extras["masks"][2], m_crowd)  # uncompressed (crowd) RLE
+    assert s.extras["area_ratio"][2] == pytest.approx(24 / 256)
+    assert s.extras["boxes"][2].tolist() == [8, 0, 16, 3]
+    small = ds.materialise([2], size=8)
+    # nearest resize samples source rows/cols 1, 3, 5, ...: one band row (1) x four cols (9..15)
+    assert np.array_equal(np.argwhere(small.extras["masks"][0]), [[0, 4], [0, 5], [0, 6], [0, 7]])
+
+
+def test_coco_errors(tmp_path):
+    folder, ann_path, *_ = _coco_files(tmp_path)
+    with pytest.raises(DataError, match="instances JSON not found"):
+        CocoImages(folder, tmp_path / "missing.json")
+    (folder / "COCO_val2014_000000000002.png").unlink()
+    with pytest.raises(DataError, match=r"000000000002\.png: image file not found"):
+        CocoImages(folder, ann_path).materialise([1], size=16)
+
+
+def test_prepare_lazy_sources(imagenet, tmp_path):
+    img, box, _ = imagenet
+    folder, ann_path, *_ = _coco_files(tmp_path)
+    cfg = {"source": "imagenet_val", "splits": {"test": 1.0}, "test_split": "test",
+           "options": {"images_dir": str(img), "boxes_dir": str(box), "size": 24, "limit": 2}}  # fmt: skip
+    meta = prepare_dataset("inet", cfg, 0, tmp_path / "inet")
+    z = np.load(tmp_path / "inet" / "test.npz")
+    assert z["x"].shape == (2, 24, 24, 3) and z["masks"].shape == (2, 24, 24)
+    assert len(meta["index"]["test"]) == 2 and meta["classes"][0] == "n01000000"
+    cfg = {"source": "coco", "splits": {"a": 0.34, "b": 0.66}, "test_split": "b",
+           "options": {"images_dir": str(folder), "annotations": str(ann_path), "size": 8}}  # fmt: skip
+    meta = prepare_dataset("coco", cfg, 0, tmp_path / "coco")
+    assert meta["splits"]["a"]["n"] + meta["splits"]["b"]["n"] == 3
+    assert np.load(tmp_path / "coco" / "b.npz")["y"].shape[1] == 3
