@@ -1,0 +1,185 @@
+"""Baselines of the LaF study (spec section 3): Random, SDS, CES (+ oracle CES-best), CRC.
+
+Sampling baselines pick a labelled subset of the test set and score each model by its accuracy on
+it. Every draw takes its own ``numpy.random.Generator``, so callers seed each (test set, method,
+budget, repetition) independently (section 4.6) and identical seeds give identical samples.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from labelfree.laf.core import group_labels
+
+#: SDS group boundaries (section 3.3): top = first floor(0.27 n), bottom = from floor(0.73 n).
+SDS_TOP, SDS_BOTTOM, SDS_POOL = 0.27, 0.73, 0.25
+#: CES constants of the reference code (section 3.4).
+CES_INIT, CES_STEP, CES_CANDIDATES, CES_BINS = 10, 5, 30, 5
+
+
+class InfeasibleBudget(ValueError):
+    """A budget exceeds what a sampler can label (e.g. SDS pool smaller than the budget)."""
+
+
+def budget_grid(n_models: int, hi: int = 180, step: int = 5, lo: int | None = None) -> list[int]:
+    """Budgets ``n, n+step, ..., hi`` (section 3.1): 31/32/33 entries for n = 30/25/20."""
+    lo = n_models if lo is None else lo
+    if lo > hi:
+        raise ValueError(f"budget grid: lowest budget {lo} exceeds the highest {hi}")
+    return list(range(lo, hi + 1, step))
+
+
+def subset_accuracy(correct: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Accuracy of every model on the labelled rows ``idx``: correct (m, n) bool -> (n,) or (R, n)."""
+    return correct[idx].mean(axis=-2)
+
+
+# ---------------------------------------------------------------------------------------------
+# Random (section 3.2)
+# ---------------------------------------------------------------------------------------------
+
+
+def random_sample(m: int, budget: int, rng: np.random.Generator) -> np.ndarray:
+    """``budget`` distinct indices drawn uniformly from ``range(m)`` (section 3.2)."""
+    if budget > m:
+        raise InfeasibleBudget(f"random: budget {budget} exceeds the {m} test inputs")
+    return rng.choice(m, size=budget, replace=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# SDS (section 3.3)
+# ---------------------------------------------------------------------------------------------
+
+
+def sds_groups(n: int) -> tuple[int, int]:
+    """(top size, bottom start) of SDS: n = 30 -> 8 top / 9 bottom (section 3.3)."""
+    return int(np.floor(SDS_TOP * n)), int(np.floor(SDS_BOTTOM * n))
+
+
+def sds_pool(Yhat: np.ndarray) -> np.ndarray:
+    """Candidate pool of SDS: the floor(0.25 m) most discriminative inputs (section 3.3, steps 1-5)."""
+    Y = np.asarray(Yhat)
+    m, n = Y.shape
+    agree = group_labels(Y).agree  # majority vote over all models, ties -> smallest label
+    r = agree.sum(axis=0)
+    order = np.argsort(r, kind="stable")[::-1]
+    n_top, bottom_start = sds_groups(n)
+    top, bottom = order[:n_top], order[bottom_start:]
+    d = agree[:, top].mean(axis=1) - agree[:, bottom].mean(axis=1)
+    return np.argsort(d, kind="stable")[::-1][: int(np.floor(SDS_POOL * m))]
+
+
+def sds_sample(pool: np.ndarray, budget: int, rng: np.random.Generator) -> np.ndarray:
+    """``budget`` distinct inputs drawn uniformly from the SDS pool (section 3.3, step 6)."""
+    if budget > pool.size:
+        raise InfeasibleBudget(f"SDS: budget {budget} exceeds the pool of {pool.size} inputs")
+    return pool[rng.choice(pool.size, size=budget, replace=False)]
+
+
+# ---------------------------------------------------------------------------------------------
+# CES (section 3.4)
+# ---------------------------------------------------------------------------------------------
+
+
+def ces_histogram(values: np.ndarray) -> np.ndarray:
+    """H(A) of section 3.4 for sets of outputs ``values`` (..., a, K) -> (..., K, 5).
+
+    Per output column: edges ``linspace(min, max, 5)``; cells ``[e_t, e_{t+1})`` for t < 4 and a
+    fifth cell for values equal to the max; counts divided by ``a`` (each column sums to 1).
+    """
+    v = np.asarray(values, dtype=np.float64)
+    lo = v.min(axis=-2, keepdims=True)
+    hi = v.max(axis=-2, keepdims=True)
+    edges = [lo + (hi - lo) * (t / (CES_BINS - 1)) for t in range(1, CES_BINS - 1)]
+    cell = sum((v >= e).astype(np.int8) for e in edges) + (v >= hi).astype(np.int8)
+    onehot = cell[..., None] == np.arange(CES_BINS, dtype=np.int8)
+    return onehot.sum(axis=-3) / v.shape[-2]
+
+
+def _log2_or_zero(h: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(h)
+    np.log2(h, out=out, where=h > 0)
+    return out
+
+
+def _draw_groups(n_free: int, rng: np.random.Generator) -> np.ndarray:
+    """CES_CANDIDATES groups of CES_STEP distinct positions in ``range(n_free)``."""
+    g = rng.integers(0, n_free, size=(CES_CANDIDATES, CES_STEP))
+    while True:
+        s = np.sort(g, axis=1)
+        dup = (s[:, 1:] == s[:, :-1]).any(axis=1)
+        if not dup.any():
+            return g
+        g[dup] = rng.integers(0, n_free, size=(int(dup.sum()), CES_STEP))
+
+
+def ces_select(
+    probs: np.ndarray, budget: int, rng: np.random.Generator, objective: str = "laf"
+) -> np.ndarray:
+    """Indices chosen by CES guided by one model's outputs ``probs`` (m, K) (section 3.4).
+
+    Starts from 10 random inputs and adds, ``floor((budget-10)/5)`` times, the best of 30 random
+    groups of 5 unselected inputs. ``objective='laf'`` (default, the LaF adaptation) minimises
+    ``-sum H(G) log2 H(S)`` with ``log2 0 := 0``; ``'original'`` minimises the cross-entropy
+    ``-sum H(T) log2 H(S u G)`` to the whole test set T (closer to the original CES, which used
+    neuron outputs). The result is in selection order, so its prefixes are the selections of
+    smaller budgets with the same stream.
+    """
+    P = np.asarray(probs, dtype=np.float64)
+    m = P.shape[0]
+    if budget > m:
+        raise InfeasibleBudget(f"CES: budget {budget} exceeds the {m} test inputs")
+    if budget < CES_INIT:
+        raise InfeasibleBudget(f"CES: budget {budget} is below the initial sample of {CES_INIT}")
+    if objective not in ("laf", "original"):
+        raise ValueError(f"CES objective must be 'laf' or 'original', got {objective!r}")
+    chosen = list(rng.choice(m, size=CES_INIT, replace=False))
+    free = np.ones(m, dtype=bool)
+    free[chosen] = False
+    h_t = ces_histogram(P) if objective == "original" else None
+    for _ in range((budget - CES_INIT) // CES_STEP):
+        pool = np.flatnonzero(free)
+        groups = pool[_draw_groups(pool.size, rng)]  # (30, 5)
+        if objective == "laf":
+            log_hs = _log2_or_zero(ces_histogram(P[chosen]))  # (K, 5)
+            h_g = ces_histogram(P[groups])  # (30, K, 5)
+            ce = -(h_g * log_hs).sum(axis=(1, 2))
+        else:
+            base = P[chosen]
+            union = np.concatenate(
+                [np.broadcast_to(base, (CES_CANDIDATES, *base.shape)), P[groups]], axis=1
+            )
+            ce = -(h_t * _log2_or_zero(ces_histogram(union))).sum(axis=(1, 2))
+        best = groups[int(np.argmin(ce))]
+        chosen.extend(best.tolist())
+        free[best] = False
+    return np.asarray(chosen, dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# CRC (section 3.5)
+# ---------------------------------------------------------------------------------------------
+
+
+def crc_scores(max_probs: np.ndarray, mode: str = "mean") -> np.ndarray:
+    """CRC scores from the max softmax probability of every model, ``max_probs`` (m, n).
+
+    ``mean``: mean max-probability per model; ``pairwise``: number of other models beaten on the
+    majority of inputs (higher max-probability on more than half of them) (section 3.5).
+    """
+    mp = np.asarray(max_probs, dtype=np.float64)
+    if mode == "mean":
+        return mp.mean(axis=0)
+    if mode == "pairwise":
+        m = mp.shape[0]
+        wins = (mp[:, :, None] > mp[:, None, :]).sum(axis=0)  # (n, n): j beats j' on #inputs
+        return (wins > m / 2).sum(axis=1).astype(np.float64)
+    raise ValueError(f"CRC mode must be 'mean' or 'pairwise', got {mode!r}")
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise softmax (float64) of logits (m, K)."""
+    z = np.asarray(logits, dtype=np.float64)
+    z = z - z.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)

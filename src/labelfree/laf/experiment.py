@@ -1,0 +1,337 @@
+"""One LaF experiment per (zoo, test set): LaF, ablations, CRC and the sampling baselines.
+
+Spec sections 3, 4 and 6. :func:`analyse_testset` returns long-format metric rows (one per method,
+budget and repetition), the per-guide CES Spearman values and LaF diagnostics; the tables and
+figures of section 6 are built from these by :mod:`labelfree.laf.report`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from labelfree.laf import baselines as bl
+from labelfree.laf.core import rank
+from labelfree.laf.metrics import batch_metrics, ground_truth_accuracy, ranking_metrics
+from labelfree.seeds import rng as seeded_rng
+
+CORRUPTIONS = (
+    "gaussian_noise",
+    "shot_noise",
+    "impulse_noise",
+    "defocus_blur",
+    "glass_blur",
+    "motion_blur",
+    "zoom_blur",
+    "snow",
+    "frost",
+    "fog",
+    "brightness",
+    "contrast",
+    "elastic_transform",
+    "pixelate",
+    "jpeg_compression",
+)
+_CORR_RE = re.compile(r"^(?P<c>[a-z_]+)-(?P<s>[1-5])$")
+
+
+@dataclass(frozen=True)
+class StudyParams:
+    """Parameters of the study (config key ``laf``; descriptions in config/schema/laf.yaml)."""
+
+    budget_min: int | None = None
+    budget_max: int = 180
+    budget_step: int = 5
+    large_budgets: tuple[int, ...] = (300, 500, 800)
+    repetitions: int = 50
+    ks: tuple[int, ...] = (1, 3, 5, 10)
+    rel_tol: float = 1e-5
+    max_iter: int = 1000
+    cg_gtol: float = 0.01
+    cg_maxiter: int = 25
+    ces_enabled: bool = True
+    ces_repetitions: int = 10
+    ces_nested: bool = True
+    ces_objective: str = "laf"
+    ces_on_corruptions: bool = True
+    crc_mode: str = "mean"
+    rq4_ratios: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8, 1.0)
+    rq4_draws: int = 10
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, cfg: dict[str, Any]) -> StudyParams:
+        """Build from the validated ``laf`` config section (schema defaults filled in)."""
+        b, em, ces, rq4 = cfg["budgets"], cfg["em"], cfg["ces"], cfg["rq4"]
+        return cls(
+            budget_min=b["min"],
+            budget_max=b["max"],
+            budget_step=b["step"],
+            large_budgets=tuple(cfg["large_budgets"]),
+            repetitions=cfg["repetitions"],
+            ks=tuple(cfg["ks"]),
+            rel_tol=em["rel_tol"],
+            max_iter=em["max_iter"],
+            cg_gtol=em["cg_gtol"],
+            cg_maxiter=em["cg_maxiter"],
+            ces_enabled=ces["enabled"],
+            ces_repetitions=ces["repetitions"],
+            ces_nested=ces["nested"],
+            ces_objective=ces["objective"],
+            ces_on_corruptions=ces["on_corruptions"],
+            crc_mode=cfg["crc_mode"],
+            rq4_ratios=tuple(rq4["ratios"]),
+            rq4_draws=rq4["draws"],
+        )
+
+    def em_kwargs(self) -> dict[str, Any]:
+        return {
+            "rel_tol": self.rel_tol,
+            "max_iter": self.max_iter,
+            "cg_gtol": self.cg_gtol,
+            "cg_maxiter": self.cg_maxiter,
+        }
+
+
+def classify_testset(name: str) -> tuple[str, str, int]:
+    """(group, corruption, severity) of a test-set name: ``id``, ``natural``, ``corruption``."""
+    if name == "id":
+        return "id", "", 0
+    if name.startswith("natural"):
+        return "natural", "", 0
+    match = _CORR_RE.match(name)
+    if match and match["c"] in CORRUPTIONS:
+        return "corruption", match["c"], int(match["s"])
+    return "other", "", 0
+
+
+@dataclass
+class SetResult:
+    """Output of :func:`analyse_testset`."""
+
+    rows: list[dict[str, Any]]
+    info: dict[str, Any]
+    models: list[dict[str, Any]]
+    ces_guides: np.ndarray  # (guides, budgets) mean Spearman over CES repetitions, NaN if not run
+    rq4: list[dict[str, Any]]
+
+
+def _rows(
+    base: dict[str, Any], metrics: dict[str, np.ndarray], **cols: Any
+) -> list[dict[str, Any]]:
+    size = len(next(iter(metrics.values())))
+    out = []
+    for r in range(size):
+        row = dict(base, **{k: (v[r] if isinstance(v, np.ndarray) else v) for k, v in cols.items()})
+        row.update({k: float(v[r]) for k, v in metrics.items()})
+        out.append(row)
+    return out
+
+
+def analyse_testset(
+    Yhat: np.ndarray,
+    y: np.ndarray,
+    probs: np.ndarray,
+    K: int,
+    models: list[str],
+    params: StudyParams,
+    seed: int,
+    zoo: str,
+    dataset: str,
+    testset: str,
+    rq4: bool = False,
+) -> SetResult:
+    """Run every method of the study on one test set (spec sections 2, 3, 4.6 and 6).
+
+    Yhat (m, n) predicted labels, y (m,) true labels, probs (n, m, K) softmax outputs (CES, CRC).
+    Sampling draws are seeded by (seed, dataset, test set, method, budget, repetition).
+    """
+    Yhat = np.asarray(Yhat)
+    m, n = Yhat.shape
+    if probs.shape[:2] != (n, m):
+        raise ValueError(
+            f"{zoo}/{testset}: probabilities {probs.shape} do not match predictions {Yhat.shape}"
+        )
+    group, corruption, severity = classify_testset(testset)
+    truth = ground_truth_accuracy(Yhat, y)
+    correct = Yhat == np.asarray(y)[:, None]
+    base = {
+        "zoo": zoo,
+        "dataset": dataset,
+        "testset": testset,
+        "group": group,
+        "corruption": corruption,
+        "severity": severity,
+    }
+    rows: list[dict[str, Any]] = []
+    times: dict[str, float] = {}
+    ks = params.ks
+
+    def det(method: str, score: np.ndarray, elapsed: float) -> None:
+        times[method] = elapsed
+        met = ranking_metrics(truth, score, ks)
+        rows.append(dict(base, method=method, grid="none", budget=0, rep=0, **met))
+
+    # LaF and its ablations (sections 2, 2.11).
+    em = params.em_kwargs()
+    laf = rank(Yhat, K, **em)
+    det("LaF", laf.score, laf.wall_time)
+    nop = rank(Yhat, K, prune=False, **em)
+    det("LaF w/o pruning", nop.score, nop.wall_time)
+    noo = rank(Yhat, K, optimize_params=False)
+    det("LaF w/o optimizing", noo.score, noo.wall_time)
+    # CRC (section 3.5).
+    t0 = time.perf_counter()
+    max_probs = probs.max(axis=2).T
+    det("CRC", bl.crc_scores(max_probs, params.crc_mode), time.perf_counter() - t0)
+    other = "pairwise" if params.crc_mode == "mean" else "mean"
+    det(f"CRC ({other})", bl.crc_scores(max_probs, other), 0.0)
+
+    # Sampling baselines (sections 3.1-3.3, 4.6).
+    grids = {"main": bl.budget_grid(n, params.budget_max, params.budget_step, params.budget_min)}
+    if group == "id" and params.large_budgets:
+        grids["large"] = list(params.large_budgets)
+    t0 = time.perf_counter()
+    pool = bl.sds_pool(Yhat)
+    samplers = {
+        "Random": lambda b, g: bl.random_sample(m, b, g),
+        "SDS": lambda b, g: bl.sds_sample(pool, b, g),
+    }
+    for method, draw in samplers.items():
+        t0 = time.perf_counter()
+        for grid, budgets in grids.items():
+            for b in budgets:
+                feasible = b <= (pool.size if method == "SDS" else m)
+                reps = np.arange(params.repetitions)
+                if not feasible:
+                    nan = {k: np.full(reps.size, np.nan) for k in ("spearman", "kendall")}
+                    rows += _rows(base, nan, method=method, grid=grid, budget=b, rep=reps)
+                    continue
+                idx = np.stack(
+                    [draw(b, seeded_rng(seed, "laf", dataset, testset, method, b, r)) for r in reps]
+                )
+                est = correct[idx].mean(axis=1)
+                met = batch_metrics(truth, est, ks)
+                rows += _rows(base, met, method=method, grid=grid, budget=b, rep=reps)
+        times[method] = time.perf_counter() - t0
+
+    # CES, one run per guide model (section 3.4), oracle CES-best and non-oracle CES-mean.
+    all_budgets = [b for bs in grids.values() for b in bs]
+    ces_guides = np.full((n, len(all_budgets)), np.nan)
+    run_ces = params.ces_enabled and (group != "corruption" or params.ces_on_corruptions)
+    if run_ces:
+        t0 = time.perf_counter()
+        R = params.ces_repetitions
+        feasible = [b for b in all_budgets if bl.CES_INIT <= b <= m]
+        rho = np.full((n, len(all_budgets), R), np.nan)
+        met_all: dict[str, np.ndarray] = {}
+        for g in range(n):
+            for r in range(R):
+                if params.ces_nested:
+                    gen = seeded_rng(seed, "laf", dataset, testset, "CES", g, r)
+                    sel = bl.ces_select(probs[g], max(feasible), gen, params.ces_objective)
+                    subsets = [sel[:b] for b in feasible]
+                else:
+                    subsets = [
+                        bl.ces_select(
+                            probs[g],
+                            b,
+                            seeded_rng(seed, "laf", dataset, testset, "CES", g, r, b),
+                            params.ces_objective,
+                        )
+                        for b in feasible
+                    ]
+                est = np.stack([correct[s].mean(axis=0) for s in subsets])
+                met = batch_metrics(truth, est, ks)
+                cols = [all_budgets.index(b) for b in feasible]
+                for key, val in met.items():
+                    arr = met_all.setdefault(key, np.full((n, len(all_budgets), R), np.nan))
+                    arr[g, cols, r] = val
+                rho[g, cols, r] = met["spearman"]
+        ces_guides = np.nanmean(rho, axis=2) if R else ces_guides
+        for grid, budgets in grids.items():
+            cols = [all_budgets.index(b) for b in budgets]
+            # Oracle: per repetition, the guide with the best Spearman averaged over the grid.
+            with np.errstate(all="ignore"):
+                avg = np.nanmean(rho[:, cols, :], axis=1)  # (n, R)
+            best = np.nanargmax(np.where(np.isnan(avg), -np.inf, avg), axis=0)  # (R,)
+            for ci, b in zip(cols, budgets, strict=True):
+                reps = np.arange(R)
+                best_met = {k: v[best, ci, reps] for k, v in met_all.items()}
+                rows += _rows(base, best_met, method="CES-best", grid=grid, budget=b, rep=reps)
+                with np.errstate(all="ignore"):
+                    mean_met = {k: np.nanmean(v[:, ci, :], axis=0) for k, v in met_all.items()}
+                rows += _rows(base, mean_met, method="CES-mean", grid=grid, budget=b, rep=reps)
+        times["CES"] = time.perf_counter() - t0
+
+    quality = float(truth.mean())
+    diversity = float(truth.std() * 100.0)
+    info = dict(
+        base,
+        m=m,
+        n=n,
+        K=K,
+        m_kept=int(laf.keep.size),
+        iterations=laf.iterations,
+        converged=laf.converged,
+        degenerate=laf.degenerate,
+        q=laf.q,
+        quality=quality * 100.0,
+        diversity=diversity,
+        acc_min=float(truth.min() * 100.0),
+        acc_max=float(truth.max() * 100.0),
+        **{f"time_{k}": v for k, v in times.items()},
+    )
+    model_rows = [
+        dict(
+            base,
+            model=name,
+            accuracy=float(truth[j]),
+            laf_score=float(laf.score[j]),
+            laf_rank=int(laf.rank[j]),
+            pseudo_accuracy=float(laf.a0[j]),
+            laf_acc_hat=float(laf.acc_hat[j]),
+        )
+        for j, name in enumerate(models)
+    ]
+    rq4_rows = impact_of_size(Yhat, y, K, params, seed, dataset, testset, base) if rq4 else []
+    return SetResult(rows, info, model_rows, ces_guides, rq4_rows)
+
+
+def impact_of_size(
+    Yhat: np.ndarray,
+    y: np.ndarray,
+    K: int,
+    params: StudyParams,
+    seed: int,
+    dataset: str,
+    testset: str,
+    base: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """RQ4 / Fig. 8 (section 6.4): LaF Spearman on random fractions of the inputs or the models.
+
+    Uniformly random subsets, ``rq4_draws`` per ratio (one when the ratio keeps everything);
+    ground truth recomputed on the same subset; at least 2 models are kept.
+    """
+    m, n = Yhat.shape
+    out = []
+    for axis, total in (("inputs", m), ("models", n)):
+        for ratio in params.rq4_ratios:
+            size = max(2, int(round(ratio * total)))
+            draws = 1 if size >= total else params.rq4_draws
+            for d in range(draws):
+                gen = seeded_rng(seed, "laf", dataset, testset, "rq4", axis, ratio, d)
+                pick = np.sort(gen.choice(total, size=min(size, total), replace=False))
+                Ys, ys = (Yhat[pick], y[pick]) if axis == "inputs" else (Yhat[:, pick], y)
+                truth = ground_truth_accuracy(Ys, ys)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)  # n = 2 tie warning
+                    res = rank(Ys, K, **params.em_kwargs())
+                met = ranking_metrics(truth, res.score, ks=())
+                out.append(dict(base, axis=axis, ratio=ratio, draw=d, size=int(pick.size), **met))
+    return out
