@@ -8,6 +8,10 @@ Two on-disk layouts are recognised:
   ``test_labels.npy``; one level per corruption, no severities. MNIST-C ships only 6 of the 15
   corruptions (shot_noise, impulse_noise, glass_blur, motion_blur, fog, brightness) - LaF built
   its MNIST-C with the 15 CIFAR-10-C types instead (spec 5.1), which is what regeneration does.
+
+Instead of a directory, a source may name a release of the data layer (``mnist_c`` or
+``cifar10_c``, :mod:`labelfree.data.corrupted`): it is then read straight from the verified
+download under ``resources/data`` (the data layer's ``data_download_corrupted`` rule).
 """
 
 from __future__ import annotations
@@ -34,8 +38,21 @@ MNIST_C_NAMES: dict[str, str] = {
 }
 
 
+DATA_ROOT = "resources/data"
+
+
+def release_name(source: str | Path) -> str | None:
+    """The data layer's release name if ``source`` is one (``mnist_c``, ``cifar10_c``)."""
+    from labelfree.data.corrupted import RELEASES
+
+    return str(source) if str(source) in RELEASES else None
+
+
 def layout(root: str | Path) -> str:
-    """``cifar_c`` or ``mnist_c`` for an archive directory; raises if neither fits."""
+    """``cifar_c`` or ``mnist_c`` for an archive directory or release name; raises otherwise."""
+    name = release_name(root)
+    if name is not None:
+        return "mnist_c" if name == "mnist_c" else "cifar_c"
     root = Path(root)
     if not root.is_dir():
         raise ReleasedArchiveError(f"{root}: released -C archive directory not found")
@@ -51,6 +68,13 @@ def layout(root: str | Path) -> str:
 
 def available(root: str | Path, single_level_severity: int = 3) -> set[tuple[str, int]]:
     """The (corruption, severity) pairs the archive holds, in our names."""
+    name = release_name(root)
+    if name is not None:
+        from labelfree.data.corrupted import release
+
+        rel = release(name)
+        levels = rel.severities if len(rel.severities) > 1 else (single_level_severity,)
+        return {(c, s) for c in CORRUPTIONS if c in rel.corruptions for s in levels}
     root = Path(root)
     kind = layout(root)
     if kind == "cifar_c":
@@ -110,11 +134,23 @@ def load_released(
     root: str | Path, corruption: str, severity: int, single_level_severity: int = 3
 ) -> tuple[np.ndarray, np.ndarray]:
     """Images (uint8 NHWC) and labels (int64) of one released set; raises if it is absent."""
-    root = Path(root)
     if (corruption, severity) not in available(root, single_level_severity):
         raise ReleasedArchiveError(
             missing_message(root, [(corruption, severity)], single_level_severity)
         )
+    name = release_name(root)
+    if name is not None:
+        from labelfree.data.base import DataError
+        from labelfree.data.corrupted import load_corrupted, release
+
+        levels = release(name).severities
+        level = severity if len(levels) > 1 else levels[0]
+        try:
+            got = load_corrupted(name, corruption, level, root=DATA_ROOT)
+        except DataError as exc:
+            raise ReleasedArchiveError(str(exc)) from exc
+        return got.x, got.y
+    root = Path(root)
     if layout(root) == "cifar_c":
         xp, yp = root / f"{corruption}.npy", root / "labels.npy"
         x, y = _load(xp), _load(yp)
