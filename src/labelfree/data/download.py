@@ -18,6 +18,7 @@ import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from labelfree.data.base import DataError
 
@@ -95,10 +96,12 @@ def _stream(url: str, spec: FileSpec, dest: Path, timeout: float) -> None:
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as resp:
             length = resp.headers.get("Content-Length")
             expected = int(length) if length is not None else spec.size
-            while chunk := resp.read(CHUNK):
-                out.write(chunk)
-                h.update(chunk)
-                received += len(chunk)
+            with _progress(expected, dest.name) as bar:
+                while chunk := resp.read(CHUNK):
+                    out.write(chunk)
+                    h.update(chunk)
+                    received += len(chunk)
+                    bar.update(len(chunk))
         if expected is not None and received != expected:
             raise DataError(
                 f"{dest.name}: download from {url} truncated: got {received} of {expected} bytes"
@@ -113,6 +116,9 @@ def _stream(url: str, spec: FileSpec, dest: Path, timeout: float) -> None:
                 f"{dest.name}: {spec.algorithm} checksum of the download from {url} is {got}, "
                 f"expected {spec.digest} (corrupt mirror or truncated transfer)"
             )
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; a shared cache wants the umask's
         os.replace(tmp, dest)
         log.info(
             "downloaded %s (%d bytes) from %s, %s verified", dest, received, url, spec.algorithm
@@ -120,6 +126,13 @@ def _stream(url: str, spec: FileSpec, dest: Path, timeout: float) -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def _progress(total: int | None, name: str) -> Any:
+    """A tqdm bar in bytes on stderr (the job log under Snakemake), updated every 10 s."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=name, unit="B", unit_scale=True, mininterval=10.0, disable=None)
 
 
 def fetch(
