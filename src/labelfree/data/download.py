@@ -132,7 +132,7 @@ def _progress(total: int | None, name: str) -> Any:
     """A tqdm bar in bytes on stderr (the job log under Snakemake), updated every 10 s."""
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=name, unit="B", unit_scale=True, mininterval=10.0, disable=None)
+    return tqdm(total=total, desc=name, unit="B", unit_scale=True, mininterval=10.0, disable=False)
 
 
 def fetch(
