@@ -207,13 +207,13 @@ def split_names(name: str, cfg: Mapping[str, Any]) -> list[str]:
     splits = cfg.get("splits") or {}
     if not splits:
         raise DataError(f"datasets.{name}.splits: at least one split is needed")
-    if src.official_splits:
-        classic.check_split_names(src.name, splits)
-    else:
-        try:
+    try:
+        if src.official_splits:
+            classic.check_split_names(src.name, splits)
+        else:
             split_sizes(1000, splits)
-        except DataError as exc:
-            raise DataError(f"datasets.{name}.{exc}") from None
+    except DataError as exc:
+        raise DataError(f"datasets.{name}.splits: {exc}") from None
     test_split = cfg.get("test_split", "test")
     if test_split not in splits:
         raise DataError(

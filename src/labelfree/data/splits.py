@@ -25,13 +25,11 @@ _DROP = "\x00drop"
 def split_sizes(n: int, fractions: Mapping[str, float]) -> dict[str, int]:
     """Exact split sizes by the largest-remainder rule (see module docstring)."""
     if not fractions:
-        raise DataError("splits: at least one split fraction is needed")
+        raise DataError("at least one split fraction is needed")
     names = list(fractions)
     f = np.array([fractions[k] for k in names], dtype=np.float64)
     if (f <= 0).any() or f.sum() > 1 + 1e-9:
-        raise DataError(
-            f"splits: fractions must be > 0 and sum to at most 1, got {dict(fractions)}"
-        )
+        raise DataError(f"fractions must be > 0 and sum to at most 1, got {dict(fractions)}")
     total = min(n, int(round(n * f.sum())))
     ideal = n * f
     sizes = np.floor(ideal).astype(np.int64)
