@@ -1,0 +1,276 @@
+"""Hundreds of tiny MLPs trained together: one batched network, per-model semantics.
+
+Used by the `alphatrim` study (alpha-trimming spec sections 3.1 and 6), whose seed-regime zoos
+need hundreds of runs of one small recipe that differ only in their random seeds. Training the
+runs one by one (labelfree.zoo.train) pays Python and framework overhead per step and per model;
+here the K models are stacked along a leading axis and every step is one batched matrix product
+(``torch.baddbmm``) per layer for all K models at once.
+
+Per-model semantics are exactly those of independent training runs:
+
+- initial weights of model k come only from ``numpy.random.default_rng(init_seeds[k])``
+  (He-normal weights N(0, 2/fan_in), zero biases, layer by layer);
+- the order of its mini-batches comes only from ``numpy.random.default_rng(batch_seeds[k])``
+  (one permutation of the training set per epoch; the last batch may be smaller);
+- model k sees only its own batches; gradients, SGD with momentum (PyTorch convention
+  v <- mu v + g, p <- p - lr v) and the cross-entropy loss are computed per model (manual
+  backward pass, no autograd, no dropout, no augmentation).
+
+Hence S_init (only init varies), S_batch (only batch order) and S_all (both) zoos are obtained by
+choosing the two seed lists; the two sources are independently controllable, and the same seeds
+give the same logits (float32 CPU kernels; tests/alphatrim/test_batched.py checks reruns are
+bitwise identical and that training a model alone matches training it inside a batch).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+
+@dataclass(frozen=True)
+class BatchedMLPSpec:
+    """The training recipe shared by every model of a batched zoo (alpha-trimming spec 6).
+
+    hidden: widths of the hidden ReLU layers ((32, 16) gives the spec's 64-32-16-2 on digits);
+    epochs, batch_size, lr, momentum: SGD with momentum on the mean cross-entropy.
+    """
+
+    hidden: tuple[int, ...] = (32, 16)
+    epochs: int = 30
+    batch_size: int = 32
+    lr: float = 0.01
+    momentum: float = 0.9
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1 or self.lr <= 0 or not 0 <= self.momentum < 1:
+            raise ValueError(f"BatchedMLPSpec: invalid recipe {self}")
+        if any(int(h) < 1 for h in self.hidden):
+            raise ValueError(f"BatchedMLPSpec: hidden widths must be >= 1, got {self.hidden}")
+
+
+@dataclass(frozen=True)
+class BatchedZoo:
+    """Outputs of :func:`train_batched_mlp`.
+
+    logits: eval-set name -> float32 (K, N, C) final logits of every model.
+    curves: eval-set name -> {"accuracy": (K, E) percent, "loss": (K, E)} after each epoch
+            (only for eval sets with labels, when ``curves=True``).
+    init_hash / order_hash: per model, a short hash of its initial weights and of its first
+            epoch's permutation (spec 7.16: equal across an S_batch / S_init zoo).
+    seconds: wall-clock training time.
+    """
+
+    logits: dict[str, np.ndarray]
+    curves: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    init_hash: list[str] = field(default_factory=list)
+    order_hash: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def init_params(sizes: Sequence[int], init_seed: int) -> list[np.ndarray]:
+    """He-normal weights and zero biases of one MLP from its init seed: [W1, b1, W2, b2, ...]."""
+    gen = np.random.default_rng(int(init_seed))
+    params: list[np.ndarray] = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:], strict=True):
+        w = gen.standard_normal((fan_in, fan_out)) * np.sqrt(2.0 / fan_in)
+        params += [w.astype(np.float32), np.zeros((1, fan_out), dtype=np.float32)]
+    return params
+
+
+def epoch_orders(batch_seed: int, n: int, epochs: int) -> np.ndarray:
+    """The (epochs, n) visiting order of the training points of one model, from its batch seed."""
+    gen = np.random.default_rng(int(batch_seed))
+    return np.stack([gen.permutation(n) for _ in range(epochs)])
+
+
+def _short_hash(*arrays: np.ndarray) -> str:
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:16]
+
+
+def _forward(params: list[torch.Tensor], x: torch.Tensor) -> tuple[torch.Tensor, list]:
+    """Batched forward pass. x: (K, B, D) or (B, D) shared. Returns logits and activations."""
+    acts = []
+    h = x
+    n_layers = len(params) // 2
+    for i in range(n_layers):
+        w, b = params[2 * i], params[2 * i + 1]
+        # a 2-D input is shared by all models (evaluation); 3-D holds per-model batches
+        a = torch.matmul(h, w) + b if h.dim() == 2 else torch.baddbmm(b, h, w)
+        acts.append((h, a))
+        h = torch.relu(a) if i < n_layers - 1 else a
+    return h, acts
+
+
+def _evaluate(
+    params: list[torch.Tensor], x: torch.Tensor, y: torch.Tensor | None, block: int
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Logits (K, N, C) of all models on a shared input, evaluated in blocks of models."""
+    k = params[0].shape[0]
+    out, acc, loss = [], [], []
+    for s in range(0, k, block):
+        logits, _ = _forward([p[s : s + block] for p in params], x)
+        out.append(logits)
+        if y is not None:
+            acc.append((logits.argmax(-1) == y).double().mean(-1) * 100.0)
+            logp = torch.log_softmax(logits.double(), dim=-1)
+            loss.append(-logp.gather(-1, y.expand(logits.shape[0], -1)[..., None]).mean((1, 2)))
+    logits = torch.cat(out).numpy()
+    if y is None:
+        return logits, None, None
+    return logits, torch.cat(acc).numpy(), torch.cat(loss).numpy()
+
+
+def train_batched_mlp(
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    init_seeds: Sequence[int],
+    batch_seeds: Sequence[int],
+    spec: BatchedMLPSpec,
+    eval_sets: Mapping[str, tuple[np.ndarray, np.ndarray | None]],
+    num_classes: int | None = None,
+    curves: bool = False,
+    threads: int = 1,
+    model_block: int = 256,
+    progress: Callable[[int, int], None] | None = None,
+) -> BatchedZoo:
+    """Train K = len(init_seeds) MLPs of one recipe together; return their logits (see module).
+
+    x_train: (n, D) float features; y_train: (n,) int labels in [0, C).
+    init_seeds, batch_seeds: per-model seeds of the two independent RNG streams.
+    eval_sets: name -> (x (N, D), y (N,) or None); logits of every model on each are returned.
+    curves: also record per-epoch accuracy/loss on the labelled eval sets (spec Fig. 4 right).
+    threads: torch intra-op threads; keep 1 on shared machines (small batched products gain
+        little from threads and lose much under contention: 10x slower measured at load 8 on 2 cores).
+    model_block: models trained together per block (bounds memory; results do not depend on it).
+    progress: called as progress(models_done, K) after each block.
+    """
+    if len(init_seeds) != len(batch_seeds) or len(init_seeds) == 0:
+        raise ValueError(
+            f"train_batched_mlp: need as many init seeds ({len(init_seeds)}) as batch seeds "
+            f"({len(batch_seeds)}), at least one"
+        )
+    x_np = np.asarray(x_train, dtype=np.float32)
+    y_np = np.asarray(y_train, dtype=np.int64)
+    if x_np.ndim != 2 or y_np.shape != (x_np.shape[0],):
+        raise ValueError(f"train_batched_mlp: x {x_np.shape} / y {y_np.shape} must be (n, D), (n,)")
+    n, dim = x_np.shape
+    c = int(num_classes or int(y_np.max()) + 1)
+    if y_np.min() < 0 or y_np.max() >= c:
+        raise ValueError(f"train_batched_mlp: labels must lie in [0, {c}), got {y_np.min()}..")
+    sizes = [dim, *map(int, spec.hidden), c]
+    t0 = time.perf_counter()
+    prev_threads = torch.get_num_threads()
+    torch.set_num_threads(max(1, int(threads)))
+    try:
+        x = torch.from_numpy(x_np)
+        y = torch.from_numpy(y_np)
+        evals = {
+            name: (
+                torch.from_numpy(np.asarray(xe, dtype=np.float32)),
+                None if ye is None else torch.from_numpy(np.asarray(ye, dtype=np.int64)),
+            )
+            for name, (xe, ye) in eval_sets.items()
+        }
+        k_total = len(init_seeds)
+        logits = {name: [] for name in evals}
+        curve_acc = {name: [] for name, (_, ye) in evals.items() if ye is not None and curves}
+        curve_loss = {name: [] for name in curve_acc}
+        init_hash, order_hash = [], []
+        with torch.no_grad():
+            for s in range(0, k_total, model_block):
+                seeds_i = list(init_seeds[s : s + model_block])
+                seeds_b = list(batch_seeds[s : s + model_block])
+                per_model = [init_params(sizes, sd) for sd in seeds_i]
+                init_hash += [_short_hash(*p) for p in per_model]
+                params = [
+                    torch.from_numpy(np.stack([p[j] for p in per_model]))
+                    for j in range(len(per_model[0]))
+                ]
+                orders = np.stack([epoch_orders(sd, n, spec.epochs) for sd in seeds_b])
+                order_hash += [_short_hash(o[0]) for o in orders]
+                block_curves = _train_block(params, x, y, orders, spec, evals if curves else {})
+                for name, (xe, ye) in evals.items():
+                    lg, _, _ = _evaluate(params, xe, ye, block=64)
+                    logits[name].append(lg)
+                for name in curve_acc:
+                    curve_acc[name].append(block_curves[name][0])
+                    curve_loss[name].append(block_curves[name][1])
+                if progress is not None:
+                    progress(min(s + model_block, k_total), k_total)
+    finally:
+        torch.set_num_threads(prev_threads)
+    out_curves = (
+        {
+            name: {
+                "accuracy": np.concatenate(curve_acc[name]),
+                "loss": np.concatenate(curve_loss[name]),
+            }
+            for name in curve_acc
+        }
+        if curves
+        else {}
+    )
+    return BatchedZoo(
+        logits={name: np.concatenate(v).astype(np.float32) for name, v in logits.items()},
+        curves=out_curves,
+        init_hash=init_hash,
+        order_hash=order_hash,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def _train_block(
+    params: list[torch.Tensor],
+    x: torch.Tensor,
+    y: torch.Tensor,
+    orders: np.ndarray,
+    spec: BatchedMLPSpec,
+    evals: Mapping[str, tuple[torch.Tensor, torch.Tensor | None]],
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """SGD with momentum for one block of models, in place on ``params``; per-epoch curves."""
+    k, epochs, n = orders.shape
+    velocity = [torch.zeros_like(p) for p in params]
+    n_layers = len(params) // 2
+    curves: dict[str, tuple[list, list]] = {name: ([], []) for name, (_, ye) in evals.items()
+                                            if ye is not None}
+    orders_t = torch.from_numpy(orders)
+    for e in range(epochs):
+        for start in range(0, n, spec.batch_size):
+            idx = orders_t[:, e, start : start + spec.batch_size]  # (K, B) per-model batches
+            bsz = idx.shape[1]
+            xb, yb = x[idx], y[idx]
+            out, acts = _forward(params, xb)
+            # d(mean CE)/d logits = (softmax - onehot) / B
+            grad = torch.softmax(out, dim=-1)
+            grad.scatter_add_(-1, yb[..., None], torch.full_like(yb[..., None], -1.0,
+                                                                 dtype=grad.dtype))
+            grad /= bsz
+            for i in range(n_layers - 1, -1, -1):
+                h_in, a = acts[i]
+                if i < n_layers - 1:
+                    grad = grad * (a > 0)
+                gw = torch.bmm(h_in.transpose(1, 2), grad)
+                gb = grad.sum(dim=1, keepdim=True)
+                if i > 0:
+                    grad_prev = torch.bmm(grad, params[2 * i].transpose(1, 2))
+                for j, g in ((2 * i, gw), (2 * i + 1, gb)):
+                    velocity[j].mul_(spec.momentum).add_(g)
+                    params[j].sub_(spec.lr * velocity[j])
+                if i > 0:
+                    grad = grad_prev
+        for name, (xe, ye) in evals.items():
+            if ye is None:
+                continue
+            _, acc, loss = _evaluate(params, xe, ye, block=64)
+            curves[name][0].append(acc)
+            curves[name][1].append(loss)
+    return {name: (np.stack(a, axis=1), np.stack(lo, axis=1)) for name, (a, lo) in curves.items()}
