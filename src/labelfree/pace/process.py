@@ -43,7 +43,8 @@ def reduce(x: np.ndarray, algo: str = "fastica", d: int = 2, seed: int = 0) -> n
         warnings.simplefilter("ignore")  # convergence warnings are recorded by the caller's timing
         if algo == "fastica":
             est = FastICA(
-                n_components=d, random_state=seed, max_iter=1000, tol=1e-4, whiten="unit-variance"
+                n_components=d, random_state=seed, max_iter=1000, tol=1e-4,
+                whiten="unit-variance", whiten_solver="eigh" if len(x) > 10 * x.shape[1] else "svd",
             )
         elif algo == "pca":
             est = PCA(n_components=d, random_state=seed)

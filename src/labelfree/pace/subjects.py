@@ -1,0 +1,220 @@
+"""Small-scale PACE subjects on digits (PACE spec 7): mutated and generated input pools,
+the rotation-angle regression subject, and subjects built from inference artefacts.
+
+Pools are uint8 NHWC image sets (the project's array format). Mutations follow spec 5.4 at
+digits scale (small zero patches, brightness/contrast change with clipping); generated inputs
+follow spec 5.5 (L-inf FGSM / BIM with torch autograd, 50 % adversarial + 50 % clean).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from .experiment import Subject
+
+log = logging.getLogger(__name__)
+
+
+# ------------------------------------------------------------------------------ mutated pools
+
+
+def patch_images(x: np.ndarray, rng: np.random.Generator, size: int = 3,
+                 count: tuple[int, int] = (1, 2), value: int = 0) -> np.ndarray:
+    """Occlusion (spec 5.4 "patch", digits analogue): ``count`` squares of ``size`` px set to
+    ``value`` at uniform random positions per image (vectorised over images)."""
+    out = x.copy()
+    n, h, w, _ = x.shape
+    k = rng.integers(count[0], count[1] + 1, size=n)
+    rows = np.arange(h)[None, :, None]
+    cols = np.arange(w)[None, None, :]
+    mask = np.zeros((n, h, w), dtype=bool)
+    for j in range(count[1]):  # loop over patch slots, not images
+        top = rng.integers(0, h - size + 1, size=n)[:, None, None]
+        left = rng.integers(0, w - size + 1, size=n)[:, None, None]
+        inside = (rows >= top) & (rows < top + size) & (cols >= left) & (cols < left + size)
+        mask |= inside & (j < k)[:, None, None]
+    out[mask] = value
+    return out
+
+
+def light_images(x: np.ndarray, rng: np.random.Generator, offset: tuple[float, float] = (40, 120),
+                 contrast: tuple[float, float] = (0.4, 1.0)) -> np.ndarray:
+    """Brightness/contrast change (spec 5.4 "light", one constant per image):
+    ``clip(c * x + b)`` with ``c ~ U(contrast)``, ``b ~ U(offset)`` on the 0..255 scale."""
+    n = len(x)
+    c = rng.uniform(*contrast, size=n)[:, None, None, None]
+    b = rng.uniform(*offset, size=n)[:, None, None, None]
+    return np.clip(np.rint(c * x.astype(np.float64) + b), 0, 255).astype(np.uint8)
+
+
+# ------------------------------------------------------------------------------ generated pools
+
+
+def adversarial(model, x: np.ndarray, y: np.ndarray, preprocessing: str = "scale01",
+                method: str = "bim", eps: float = 0.25, steps: int = 10,
+                step_size: float | None = None, batch: int = 512) -> np.ndarray:
+    """L-inf FGSM (one step of size eps) or BIM (``steps`` steps of ``step_size``, projected to
+    the eps-ball) on the [0, 1] pixel scale, by torch autograd through the model's own
+    preprocessing (spec 5.5). Returns uint8 images."""
+    import torch
+
+    from labelfree.zoo import preprocess
+
+    if method not in ("fgsm", "bim"):
+        raise ValueError(f"adversarial: method {method!r} is not 'fgsm' or 'bim'")
+    step = eps if method == "fgsm" else (step_size or eps / steps)
+    n_steps = 1 if method == "fgsm" else steps
+    model.eval()
+    outs = []
+    loss_fn = torch.nn.CrossEntropyLoss(reduction="sum")
+    for s in range(0, len(x), batch):
+        x0 = torch.from_numpy(x[s:s + batch].astype(np.float32))  # 0..255 NHWC
+        yy = torch.from_numpy(np.asarray(y[s:s + batch], dtype=np.int64))
+        xa = x0.clone()
+        for _ in range(n_steps):
+            xa.requires_grad_(True)
+            loss = loss_fn(model(preprocess(xa, preprocessing)), yy)
+            (grad,) = torch.autograd.grad(loss, xa)
+            with torch.no_grad():
+                xa = xa + 255.0 * step * grad.sign()
+                xa = torch.min(torch.max(xa, x0 - 255.0 * eps), x0 + 255.0 * eps).clamp(0, 255)
+        outs.append(np.rint(xa.detach().numpy()).astype(np.uint8))
+    return np.concatenate(outs)
+
+
+def adversarial_pool(model, x: np.ndarray, y: np.ndarray, rng: np.random.Generator,
+                     preprocessing: str = "scale01", method: str = "bim", eps: float = 0.25,
+                     steps: int = 10) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Spec 5.5 recipe: a random half of the pool is attacked, the other half stays clean.
+    Returns (x, y, is_adversarial) in the original order."""
+    n = len(x)
+    adv = np.zeros(n, dtype=bool)
+    adv[rng.permutation(n)[: n // 2]] = True
+    out = x.copy()
+    if adv.any():
+        out[adv] = adversarial(model, x[adv], y[adv], preprocessing, method, eps, steps)
+    return out, y, adv
+
+
+# ------------------------------------------------------------------------------ regression subject
+
+
+def rotate_images(x: np.ndarray, angles_rad: np.ndarray) -> np.ndarray:
+    """Rotate each image about its centre by its angle (bilinear, zero fill), vectorised with
+    ``scipy.ndimage.map_coordinates`` over the stacked images (spec 7, regression analogue)."""
+    from scipy.ndimage import map_coordinates
+
+    n, h, w, c = x.shape
+    img = x[..., 0].astype(np.float64) if c == 1 else x.mean(axis=3)
+    cy, cx = (h - 1) / 2.0, (w - 1) / 2.0
+    yy, xx = np.meshgrid(np.arange(h) - cy, np.arange(w) - cx, indexing="ij")
+    cos = np.cos(angles_rad)[:, None, None]
+    sin = np.sin(angles_rad)[:, None, None]
+    src_y = cos * yy[None] - sin * xx[None] + cy  # inverse rotation of the output grid
+    src_x = sin * yy[None] + cos * xx[None] + cx
+    idx = np.broadcast_to(np.arange(n)[:, None, None], src_y.shape)
+    out = map_coordinates(img, [idx, src_y, src_x], order=1, mode="constant", cval=0.0)
+    out = np.clip(np.rint(out), 0, 255).astype(np.uint8)[..., None]
+    return np.repeat(out, c, axis=3) if c > 1 else out
+
+
+class RotationRegressor:
+    """A small ReLU MLP regressor of the rotation angle (radians) from pixels /255.
+
+    Our zoo has classifiers only, so the regression subject (Dave analogue, spec 7) brings its
+    own model: scikit-learn ``MLPRegressor``; FL = first hidden activations, LHL = last hidden
+    activations, computed from ``coefs_``.
+    """
+
+    def __init__(self, hidden: tuple[int, ...] = (64, 32), seed: int = 0, max_iter: int = 300):
+        from sklearn.neural_network import MLPRegressor
+
+        self.net = MLPRegressor(hidden_layer_sizes=hidden, random_state=seed, max_iter=max_iter,
+                                early_stopping=False, learning_rate_init=1e-3)
+
+    @staticmethod
+    def inputs(x: np.ndarray) -> np.ndarray:
+        return x.reshape(len(x), -1).astype(np.float64) / 255.0
+
+    def fit(self, x: np.ndarray, angles: np.ndarray) -> RotationRegressor:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.net.fit(self.inputs(x), angles)
+        return self
+
+    def hidden(self, x: np.ndarray) -> list[np.ndarray]:
+        a = self.inputs(x)
+        acts = []
+        for w, b in zip(self.net.coefs_[:-1], self.net.intercepts_[:-1], strict=True):
+            a = np.maximum(a @ w + b, 0.0)
+            acts.append(a)
+        return acts
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return self.net.predict(self.inputs(x))
+
+
+def regression_subjects(x_train: np.ndarray, x_test: np.ndarray, rng: np.random.Generator,
+                        max_angle_deg: float = 30.0, train_copies: int = 5,
+                        hidden: tuple[int, ...] = (64, 32), seed: int = 0,
+                        patch: dict | None = None, light: dict | None = None) -> tuple[list[Subject], dict]:
+    """Rotation-angle subjects: clean rotated test pool (original), patched and brightened
+    rotated pools (mutated). Accuracy = 1 - MSE in radians (spec 2.10)."""
+    lim = np.deg2rad(max_angle_deg)
+    t = time.perf_counter()
+    xt = np.concatenate([x_train] * train_copies)
+    at = rng.uniform(-lim, lim, size=len(xt))
+    reg = RotationRegressor(hidden, seed).fit(rotate_images(xt, at), at)
+    train_s = time.perf_counter() - t
+    a_test = rng.uniform(-lim, lim, size=len(x_test))
+    rot = rotate_images(x_test, a_test)
+    pools = {
+        "rot": ("original", rot),
+        "rot_patch": ("mutated", patch_images(rot, rng, **(patch or {}))),
+        "rot_light": ("mutated", light_images(rot, rng, **(light or {}))),
+    }
+    subjects = []
+    info = {"train_seconds": train_s, "train_images": len(xt)}
+    for name, (itype, xp) in pools.items():
+        pred = reg.predict(xp)
+        scores = 1.0 - (pred - a_test) ** 2
+        fl, *_, lhl = reg.hidden(xp)
+        subjects.append(Subject(
+            name=f"reg@{name}", task="reg", input_type=itype, mutant=False, model="mlp_regressor",
+            testset=name, scores=scores,
+            features={"ORI": RotationRegressor.inputs(xp), "FL": fl, "LHL": lhl},
+        ))
+        info[f"mse_{name}"] = float(np.mean((pred - a_test) ** 2))
+    return subjects, info
+
+
+# ------------------------------------------------------------------------------ from inference
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    z = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def classification_subject(name: str, model: str, testset: str, input_type: str, mutant: bool,
+                           x: np.ndarray, y: np.ndarray, logits: np.ndarray,
+                           feat_first: np.ndarray, feat_penultimate: np.ndarray,
+                           preprocessing: str = "scale01") -> Subject:
+    """Features ORI (model input after its preprocessing, flattened), FL, LHL, CON (softmax)
+    from one inference artefact (spec 2.2); item scores = correct (spec 2.10)."""
+    from labelfree.zoo import preprocess
+
+    ori = preprocess(x, preprocessing).reshape(len(x), -1).numpy()
+    prob = softmax(np.asarray(logits, dtype=np.float64))
+    return Subject(
+        name=name, task="cls", input_type=input_type, mutant=mutant, model=model,
+        testset=testset, scores=(prob.argmax(1) == y).astype(np.float64),
+        features={"ORI": ori, "FL": feat_first, "LHL": feat_penultimate, "CON": prob},
+        confidence=prob.max(axis=1),
+    )
