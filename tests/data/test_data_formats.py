@@ -140,3 +140,40 @@ def test_npy_truncated_and_no_pickle(w):
     np.save(buf, np.array([{"a": 1}], dtype=object), allow_pickle=True)
     with pytest.raises(DataError):
         parse_npy(buf.getvalue(), "objects.npy")
+
+
+def test_cifar_batch_pickled_by_python2_numpy1(w):
+    """Real CIFAR batches name numpy.core.multiarray (numpy 1, Python 2); that must load too."""
+    data = np.arange(2 * 3072, dtype=np.uint8).reshape(2, 3072)
+    raw = pickle.dumps({b"data": data, b"labels": [3, 4]}, protocol=2)
+    assert b"numpy._core.multiarray" in raw
+    legacy = raw.replace(b"numpy._core.multiarray", b"numpy.core.multiarray")
+    got = load_cifar_pickle(legacy, "legacy")
+    assert np.array_equal(got["data"], data) and got["labels"] == [3, 4]
+
+
+def test_cifar_and_svhn_builders(tmp_path, w):
+    (tmp_path / "cifar10").mkdir()
+    arrays = w.write_cifar_archive(tmp_path / "cifar10" / "cifar-10-python.tar.gz", "cifar10", 4)
+    cfg = {"source": "cifar10", "root": str(tmp_path), "splits": {"test": 1.0},
+           "options": {"channels": 1}}  # fmt: skip
+    splits, info = make_builder("cifar10")("c", cfg, 0)
+    x = arrays["test"][0].reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1).astype(float)
+    luma = np.rint(x @ np.array([0.299, 0.587, 0.114]))
+    assert splits["test"].x.shape == (4, 32, 32, 1)
+    assert np.abs(splits["test"].x[..., 0] - luma).max() <= 1
+    assert info["classes"][0] == "class0"
+    from labelfree.data.classic import files_needed
+
+    assert [f.name for f in files_needed("svhn", {"extra": 0.1})] == ["extra_32x32.mat"]
+    (tmp_path / "svhn").mkdir()
+    x = np.random.default_rng(0).integers(0, 256, (32, 32, 3, 20), dtype=np.uint8)
+    savemat(
+        tmp_path / "svhn" / "extra_32x32.mat",
+        {"X": x, "y": np.arange(1, 21).reshape(-1, 1) % 10 + 1},
+    )
+    cfg = {"source": "svhn", "root": str(tmp_path), "splits": {"extra": 0.5}}
+    splits, _ = make_builder("svhn")("s", cfg, 0)
+    assert len(splits["extra"]) == 10 and np.all(np.bincount(splits["extra"].y) == 1)
+    with pytest.raises(DataError, match=r"train_32x32\.mat: file not found"):
+        make_builder("svhn")("s", {**cfg, "splits": {"train": 1.0}}, 0)
