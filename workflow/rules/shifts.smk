@@ -1,1 +1,84 @@
-# Rules of `shifts` (placeholder until the layer lands).
+# Rules of the `shifts` layer (docs/shifts.md): from each dataset's `id` test set, the -C
+# corruption suite (one job per dataset x corruption, writing all its severities) and the
+# natural-shift sets (one job per dataset). Released -C archives replace regeneration where
+# `shifts.released` names one for the dataset (laf spec 5.1, 5.2, 8).
+
+import re
+
+from labelfree.shifts.released import release_name as shifts_release_name
+
+SHIFTS = config["shifts"]
+
+# Zoos list `natural` in their `testsets` to run these; `corruptions` is registered in common.smk.
+TESTSET_GROUPS["natural"] = list(SHIFTS["natural"])
+
+
+def shifts_alternatives(names):
+    """A wildcard regex matching exactly ``names`` (and nothing when it is empty)."""
+    return "|".join(re.escape(n) for n in names) if names else "(?!)"
+
+
+def shifts_corruption_inputs(wildcards):
+    """The id test set, plus the data layer's download manifest for a named release."""
+    inputs = {"id": testset_path(wildcards.dataset, "id")}
+    source = SHIFTS["released"].get(wildcards.dataset, "")
+    if source and shifts_release_name(source):
+        inputs["release"] = f"resources/manifests/corrupted/{source}.json"
+    return inputs
+
+
+rule shifts_corruption:
+    input:
+        unpack(shifts_corruption_inputs),
+    output:
+        expand(
+            "results/testsets/{{dataset}}/{{corruption}}-{severity}.npz",
+            severity=SHIFTS["severities"],
+        ),
+    log:
+        "logs/shifts/{dataset}/{corruption}.log",
+    benchmark:
+        "benchmarks/shifts/{dataset}/{corruption}.tsv"
+    wildcard_constraints:
+        dataset=shifts_alternatives(list(DATASETS)),
+        corruption=shifts_alternatives(SHIFTS["corruptions"]),
+    threads: 1
+    resources:
+        mem_mb=SHIFTS["mem_mb"],
+        runtime=SHIFTS["runtime"],
+    params:
+        dataset=lambda wc: wc.dataset,
+        corruption=lambda wc: wc.corruption,
+        severities=SHIFTS["severities"],
+        seed=SEED,
+        table=SHIFTS["params"],
+        released=lambda wc: SHIFTS["released"].get(wc.dataset, ""),
+        single_level_severity=SHIFTS["released_single_level_severity"],
+        fallback=SHIFTS["released_fallback"],
+    script:
+        "../scripts/shifts_corruption.py"
+
+
+if SHIFTS["natural"]:
+
+    rule shifts_natural:
+        input:
+            id=testset_path("{dataset}", "id"),
+        output:
+            [testset_path("{dataset}", name) for name in SHIFTS["natural"]],
+        log:
+            "logs/shifts/{dataset}/natural.log",
+        benchmark:
+            "benchmarks/shifts/{dataset}/natural.tsv"
+        wildcard_constraints:
+            dataset=shifts_alternatives(list(DATASETS)),
+        threads: 1
+        resources:
+            mem_mb=SHIFTS["mem_mb"],
+            runtime=SHIFTS["runtime"],
+        params:
+            dataset=lambda wc: wc.dataset,
+            names=SHIFTS["natural"],
+            seed=SEED,
+        script:
+            "../scripts/shifts_natural.py"

@@ -12,7 +12,7 @@ import functools
 import numpy as np
 from PIL import Image
 from scipy import fft as sp_fft
-from scipy import ndimage, signal
+from scipy import ndimage
 
 Array = np.ndarray
 
@@ -99,8 +99,11 @@ def filter2d(x: Array, kernel: Array) -> Array:
     rows = map_index(np.arange(-ph, h + ph), h, "mirror")
     cols = map_index(np.arange(-pw, w + pw), w, "mirror")
     padded = x[:, rows][:, :, cols]
-    flipped = kernel[::-1, ::-1][None, :, :, None]
-    return signal.fftconvolve(padded, flipped, mode="valid", axes=(1, 2)).astype(np.float32)
+    size = tuple(sp_fft.next_fast_len(v, real=True) for v in (h + 2 * ph + kh, w + 2 * pw + kw))
+    fx = sp_fft.rfft2(padded, s=size, axes=(1, 2))
+    fk = sp_fft.rfft2(kernel[::-1, ::-1][None, :, :, None], s=size, axes=(1, 2))
+    full = sp_fft.irfft2(fx * fk, s=size, axes=(1, 2))
+    return full[:, kh - 1 : kh - 1 + h, kw - 1 : kw - 1 + w].astype(np.float32)
 
 
 def overlap_matrix(n_ref_half: int, s: float) -> Array:

@@ -27,6 +27,14 @@ from labelfree.shifts.released import (
 
 log = logging.getLogger(__name__)
 
+#: Sets that move pixels; aligned extras of the id set (boxes, masks) do not carry over to them.
+GEOMETRIC: frozenset[str] = frozenset({"elastic_transform", "natural-shear", "natural-rotate"})
+
+
+def keeps_geometry(name: str) -> bool:
+    """Whether the id set's aligned extras (boxes, masks) stay valid for set ``name``."""
+    return name not in GEOMETRIC
+
 
 @dataclass(frozen=True)
 class TestSet:

@@ -1,0 +1,23 @@
+"""Thin adapter: the natural-shift test sets of one dataset (labelfree.shifts.natural)."""
+
+import logging
+import sys
+
+from labelfree.shifts import natural_sets
+from labelfree.shifts.suite import keeps_geometry
+from labelfree.store import read_image_set, write_image_set
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
+sys.stderr = log_file
+logging.basicConfig(
+    stream=log_file, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", force=True
+)
+
+p = sm.params
+clean = read_image_set(sm.input.id)
+sets = natural_sets(clean.x, clean.y, p.names, seed=p.seed, dataset=p.dataset)
+for name, path in zip(p.names, sm.output, strict=True):
+    extras = dict(clean.extras) if keeps_geometry(name) else {}
+    write_image_set(path, sets[name].x, sets[name].y, **extras)
+    logging.info("%s: %d images, extras %s", path, len(sets[name].y), sorted(extras))
