@@ -250,3 +250,13 @@ def test_fog_and_frost_fields():
 def test_zoom_blur_identity_at_unit_zoom():
     x = np.random.default_rng(5).random((2, 8, 8, 1)).astype(np.float32)
     np.testing.assert_allclose(ops.centre_zoom(x, 1.0), x, atol=1e-6)
+
+
+def test_filter2d_fft_path_equals_direct_correlation():
+    from scipy import ndimage
+
+    g = np.random.default_rng(6)
+    x = g.random((3, 20, 17, 2)).astype(np.float32)
+    k = g.random((13, 13)).astype(np.float32)  # > 121 taps: FFT path
+    direct = ndimage.correlate(x, k[None, :, :, None], mode="mirror")
+    np.testing.assert_allclose(ops.filter2d(x, k), direct, atol=1e-4)

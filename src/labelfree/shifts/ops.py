@@ -33,6 +33,8 @@ def map_index(i: Array, n: int, mode: str) -> Array:
     ``reflect`` = half-sample symmetric (d c b a | a b c d | d c b a),
     ``mirror`` = whole-sample symmetric (OpenCV REFLECT_101), ``nearest`` = edge replicate.
     """
+    if i.size and i.min() >= 0 and i.max() < n:
+        return i
     if mode == "nearest" or n == 1:
         return np.clip(i, 0, n - 1)
     if mode == "reflect":
@@ -51,30 +53,32 @@ def bilinear(x: Array, ys: Array, xs: Array, mode: str = "nearest", cval: float 
     ``ys``/``xs`` broadcast to (N, Ho, Wo); returns (N, Ho, Wo, C). ``mode`` is a scipy
     boundary mode or ``constant`` (samples outside the image read ``cval``).
     """
-    n, h, w, _ = x.shape
+    n, h, w, c = x.shape
     ys, xs = np.broadcast_arrays(np.asarray(ys, np.float32), np.asarray(xs, np.float32))
     if ys.ndim == 2:
         ys, xs = ys[None], xs[None]
     ys = np.broadcast_to(ys, (n, *ys.shape[1:]))
     xs = np.broadcast_to(xs, (n, *xs.shape[1:]))
-    y0 = np.floor(ys)
-    x0 = np.floor(xs)
-    wy = (ys - y0)[..., None]
-    wx = (xs - x0)[..., None]
-    y0 = y0.astype(np.int64)
-    x0 = x0.astype(np.int64)
-    bidx = np.arange(n)[:, None, None]
-    out = np.zeros((*ys.shape, x.shape[3]), dtype=np.float32)
+    y0f = np.floor(ys)
+    x0f = np.floor(xs)
+    wy = (ys - y0f)[..., None]
+    wx = (xs - x0f)[..., None]
+    y0 = y0f.astype(np.int64)
+    x0 = x0f.astype(np.int64)
+    base = (np.arange(n, dtype=np.int64) * (h * w))[:, None, None]
+    flat = np.ascontiguousarray(x).reshape(n * h * w, c)
+    out = np.zeros((*ys.shape, c), dtype=np.float32)
     for dy, fy in ((0, 1 - wy), (1, wy)):
+        yi = y0 + dy
+        ym = map_index(yi, h, "nearest" if mode == "constant" else mode)
         for dx, fx in ((0, 1 - wx), (1, wx)):
-            yi, xi = y0 + dy, x0 + dx
+            xi = x0 + dx
+            xm = map_index(xi, w, "nearest" if mode == "constant" else mode)
+            vals = flat[base + ym * w + xm]
             if mode == "constant":
                 inside = ((yi >= 0) & (yi < h) & (xi >= 0) & (xi < w))[..., None]
-                vals = x[bidx, np.clip(yi, 0, h - 1), np.clip(xi, 0, w - 1)]
                 vals = np.where(inside, vals, np.float32(cval))
-            else:
-                vals = x[bidx, map_index(yi, h, mode), map_index(xi, w, mode)]
-            out += (fy * fx).astype(np.float32) * vals
+            out += (fy * fx) * vals
     return out
 
 
@@ -161,17 +165,21 @@ def resample_axis(x: Array, coords: Array, axis: int, mode: str = "nearest") -> 
     return lo * (1 - f) + hi * f
 
 
-def correlate_per_image(x: Array, kernels: Array) -> Array:
+def correlate_per_image(x: Array, kernels: Array, chunk: int = 128) -> Array:
     """Correlate image ``n`` of (N, H, W, C) with its own centred kernel ``kernels[n]``
-    (N, k, k), edge-replicated borders, by real FFTs over the whole batch at once."""
+    (N, k, k), edge-replicated borders, by real FFTs over chunks of the batch (cache-sized)."""
     n, h, w, c = x.shape
     p = kernels.shape[1] // 2
-    padded = np.pad(x, ((0, 0), (p, p), (p, p), (0, 0)), mode="edge")
     size = tuple(sp_fft.next_fast_len(v + 2 * p, real=True) for v in (h + 2 * p, w + 2 * p))
-    fx = sp_fft.rfft2(padded, s=size, axes=(1, 2))
-    fk = sp_fft.rfft2(kernels[:, ::-1, ::-1, None], s=size, axes=(1, 2))
-    full = sp_fft.irfft2(fx * fk, s=size, axes=(1, 2))
-    return full[:, 2 * p : 2 * p + h, 2 * p : 2 * p + w].astype(np.float32)
+    out = np.empty_like(x, dtype=np.float32)
+    for lo in range(0, n, chunk):
+        part = x[lo : lo + chunk]
+        padded = np.pad(part, ((0, 0), (p, p), (p, p), (0, 0)), mode="edge")
+        fx = sp_fft.rfft2(padded, s=size, axes=(1, 2))
+        fk = sp_fft.rfft2(kernels[lo : lo + chunk, ::-1, ::-1, None], s=size, axes=(1, 2))
+        full = sp_fft.irfft2(fx * fk, s=size, axes=(1, 2))
+        out[lo : lo + chunk] = full[:, 2 * p : 2 * p + h, 2 * p : 2 * p + w]
+    return out
 
 
 def motion_kernels(
