@@ -1,0 +1,298 @@
+"""Batched, device-aware inference with feature hooks: the one forward-pass path (issue 2).
+
+Every study that needs model outputs either reads the artefacts written by :func:`infer_zoo`
+(``results/infer/{zoo}/{dataset}/{testset}/{model}.npz``) or calls :func:`predict` on inputs it
+creates (PACE's generated inputs, metamorphic follow-ups), so GPU work lives in one place.
+
+- Device: ``auto`` picks CUDA when present (with autocast mixed precision when ``amp``), else CPU.
+- Deterministic: eval mode, no cuDNN autotuning; on CPU the logits are bitwise identical to a
+  bare ``model.eval()`` loop with the same batch size.
+- Features: ``first`` (output of the first parameterised layer) and ``penultimate`` (input of the
+  classifier head), captured with forward hooks (labelfree.zoo.arch.feature_points).
+- Speed: images are preprocessed in large chunks (one vectorised op per chunk), and batches are
+  views of the chunk, so the loop does no more work than a bare loop (bench/inference_throughput.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from labelfree.store import ImageSet, read_image_set, write_inference
+from labelfree.zoo.arch import FEATURES, feature_points
+from labelfree.zoo.io import load_model
+from labelfree.zoo.preprocess import preprocess
+
+log = logging.getLogger(__name__)
+
+#: Preprocessed bytes per chunk (chunks are preprocessed at once; batches are views into them).
+CHUNK_BYTES = 64 * 2**20
+
+
+class InferenceError(ValueError):
+    """Bad inference arguments (unknown feature, device), naming the value at fault."""
+
+
+def resolve_device(device: str | torch.device = "auto") -> torch.device:
+    """``auto`` -> ``cuda`` when available, else ``cpu``; ``cuda`` without a GPU is an error."""
+    if isinstance(device, torch.device):
+        return device
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise InferenceError(f"inference.device={device!r} but no CUDA device is available")
+    if device not in ("cpu",) and not device.startswith("cuda"):
+        raise InferenceError(f"inference.device={device!r}; use auto, cpu or cuda")
+    return torch.device(device)
+
+
+def _input_channels(model: nn.Module, x: np.ndarray) -> int:
+    """Channels the model expects: the first 4-d weight's input channels, else the images'."""
+    for p in model.parameters():
+        if p.ndim == 4:
+            return int(p.shape[1])
+        break
+    return int(x.shape[3])
+
+
+@contextlib.contextmanager
+def _hooks(
+    model: nn.Module, features: Sequence[str], sink: dict[str, list[torch.Tensor]]
+) -> Iterator[None]:
+    points = feature_points(model) if features else {}
+    handles = []
+    for name in features:
+        module, where = points[name]
+
+        def grab(t: torch.Tensor, name: str = name) -> None:
+            sink[name].append(t.detach().flatten(1))
+
+        if where == "output":
+            handles.append(module.register_forward_hook(lambda m, i, o, g=grab: g(o)))
+        else:
+            handles.append(module.register_forward_pre_hook(lambda m, i, g=grab: g(i[0])))
+    try:
+        yield
+    finally:
+        for h in handles:
+            h.remove()
+
+
+def predict(
+    model: nn.Module,
+    x: np.ndarray,
+    preprocessing: str = "scale01",
+    batch_size: int = 512,
+    device: str | torch.device = "auto",
+    features: Sequence[str] = (),
+    amp: bool = True,
+    progress: Any = None,
+) -> dict[str, np.ndarray]:
+    """Run ``model`` on uint8 NHWC images ``x``; return ``{"logits": (N, K) float32, name: (N, D)}``.
+
+    ``features`` names feature points (``first``, ``penultimate``); each comes back flattened as
+    float32 (N, D). The model is put in eval mode and moved to ``device``. ``progress``: an
+    optional tqdm bar advanced by the number of images.
+    """
+    unknown = [f for f in features if f not in FEATURES]
+    if unknown:
+        raise InferenceError(f"unknown feature(s) {unknown}; known: {FEATURES}")
+    if batch_size < 1:
+        raise InferenceError(f"batch_size={batch_size} must be >= 1")
+    if x.ndim != 4:
+        raise InferenceError(f"images must be (N, H, W, C) uint8, got shape {x.shape}")
+    dev = resolve_device(device)
+    model.eval().to(dev)
+    channels = _input_channels(model, x)
+    use_amp = bool(amp) and dev.type == "cuda"
+    n = len(x)
+    sink: dict[str, list[torch.Tensor]] = {f: [] for f in features}
+    logits: list[torch.Tensor] = []
+    per_image = int(np.prod(x.shape[1:])) * 4 * (3 if channels == 3 and x.shape[3] == 1 else 1)
+    chunk = max(batch_size, (CHUNK_BYTES // max(per_image, 1)) // batch_size * batch_size)
+    if preprocessing.startswith("torchvision:"):
+        chunk = batch_size  # resizing transforms grow the images: keep chunks at one batch
+    autocast = (
+        torch.autocast(device_type="cuda", dtype=torch.float16) if use_amp else contextlib.nullcontext()
+    )
+    with torch.inference_mode(), autocast, _hooks(model, features, sink):
+        for c0 in range(0, n, chunk):
+            xc = preprocess(x[c0 : c0 + chunk], preprocessing, channels=channels, device=dev)
+            for b0 in range(0, len(xc), batch_size):
+                logits.append(model(xc[b0 : b0 + batch_size]))
+                if progress is not None:
+                    progress.update(min(batch_size, len(xc) - b0))
+    out = {"logits": _gather(logits)}
+    for f in features:
+        out[f] = _gather(sink[f])
+    if not n:
+        out["logits"] = np.zeros((0, 0), np.float32)
+    return out
+
+
+def _gather(parts: list[torch.Tensor]) -> np.ndarray:
+    if not parts:
+        return np.zeros((0, 0), np.float32)
+    return torch.cat(parts).float().cpu().numpy()
+
+
+def predict_dir(
+    model_dir: str | Path,
+    x: np.ndarray,
+    batch_size: int = 512,
+    device: str | torch.device = "auto",
+    features: Sequence[str] = (),
+    amp: bool = True,
+) -> dict[str, np.ndarray]:
+    """Load the model in ``model_dir`` and run :func:`predict` with its own preprocessing."""
+    dev = resolve_device(device)
+    model, meta = load_model(model_dir, dev)
+    return predict(model, x, meta.get("preprocessing", "scale01"), batch_size, dev, features, amp)
+
+
+def infer_zoo(
+    model_dirs: Sequence[str | Path],
+    testset_paths: Sequence[str | Path],
+    out_paths: Sequence[Sequence[str | Path]],
+    features: Sequence[str] = (),
+    batch_size: int = 512,
+    device: str = "auto",
+    amp: bool = True,
+    progress_file: Any = None,
+    cache_bytes: int = 2 * 2**30,
+) -> None:
+    """Run every model on every test set; ``out_paths[i][j]`` receives model i on test set j.
+
+    Test sets are read once and kept in memory while their total size is below ``cache_bytes``;
+    models are loaded one at a time (so large zoos fit on one GPU).
+    """
+    if len(out_paths) != len(model_dirs) or any(len(r) != len(testset_paths) for r in out_paths):
+        raise InferenceError("out_paths must be a (models x test sets) grid of paths")
+    dev = resolve_device(device)
+    if dev.type == "cuda":
+        torch.backends.cudnn.benchmark = False
+        torch.backends.cudnn.deterministic = True
+    sizes = [Path(p).stat().st_size for p in testset_paths]
+    keep = sum(sizes) <= cache_bytes
+    cache: dict[int, ImageSet] = {}
+
+    def testset(j: int) -> ImageSet:
+        if j in cache:
+            return cache[j]
+        s = read_image_set(testset_paths[j])
+        if keep:
+            cache[j] = s
+        return s
+
+    n_images = None
+    log.info(
+        "inference: %d models x %d test sets on %s (batch %d, amp=%s, features=%s)",
+        len(model_dirs), len(testset_paths), dev, batch_size, amp and dev.type == "cuda", list(features),
+    )
+    total = len(model_dirs) * len(testset_paths)
+    with tqdm(
+        total=total, desc="inference", unit="set", file=progress_file or sys.stderr,
+        mininterval=2.0, ascii=True,
+    ) as bar:
+        for i, mdir in enumerate(model_dirs):
+            model, meta = load_model(mdir, dev)
+            prep = meta.get("preprocessing", "scale01")
+            bar.set_description(f"inference {meta.get('model', Path(mdir).name)}")
+            for j in range(len(testset_paths)):
+                ts = testset(j)
+                res = predict(model, ts.x, prep, batch_size, dev, features, amp)
+                k = int(meta.get("num_classes") or res["logits"].shape[1])
+                if res["logits"].shape[1] != k:
+                    raise InferenceError(
+                        f"{mdir}: model gives {res['logits'].shape[1]} logits, meta.json says {k}"
+                    )
+                feats = {f: res[f] for f in features}
+                write_inference(out_paths[i][j], res["logits"], **feats)
+                n_images = len(ts.x)
+                bar.update(1)
+            del model
+            if dev.type == "cuda":
+                torch.cuda.empty_cache()
+    log.info("inference done (%s images in the last test set)", n_images)
+
+
+def accuracy_long(
+    models: Sequence[str],
+    testsets: Sequence[str],
+    infer_paths: Sequence[Sequence[str | Path]],
+    label_paths: Sequence[str | Path],
+) -> Any:
+    """Long table ``model, testset, n, accuracy`` from inference artefacts and test-set labels.
+
+    Single-label sets: top-1 accuracy. Multi-hot labels: exact-match accuracy at logit 0.
+    """
+    import pandas as pd
+
+    from labelfree.store import load_npz, read_logits
+
+    rows = []
+    for j, ts in enumerate(testsets):
+        y = load_npz(label_paths[j], keys=("y",))["y"]
+        for i, m in enumerate(models):
+            logits = read_logits(infer_paths[i][j])
+            if len(logits) != len(y):
+                raise InferenceError(
+                    f"{infer_paths[i][j]}: {len(logits)} rows but {label_paths[j]} has {len(y)} labels"
+                )
+            if y.ndim == 2:
+                acc = float(((logits > 0) == (y > 0)).all(axis=1).mean()) if len(y) else float("nan")
+            else:
+                acc = float((logits.argmax(1) == y).mean()) if len(y) else float("nan")
+            rows.append({"model": m, "testset": ts, "n": int(len(y)), "accuracy": acc})
+    return pd.DataFrame(rows)
+
+
+def accuracy_wide(long: Any, metas: Sequence[dict[str, Any]] | None = None) -> Any:
+    """Wide table: one row per model (sheet order), one column per test set (zoo order).
+
+    Leading columns ``model, arch, params, val_accuracy`` come from the models' meta.json.
+    """
+    import pandas as pd
+
+    models = list(dict.fromkeys(long["model"]))
+    testsets = list(dict.fromkeys(long["testset"]))
+    wide = long.pivot(index="model", columns="testset", values="accuracy")
+    wide = wide.loc[models, testsets].reset_index()
+    wide.columns.name = None
+    if metas is not None:
+        info = pd.DataFrame(
+            {
+                "model": [m.get("model") for m in metas],
+                "arch": [m.get("arch") for m in metas],
+                "params": [m.get("params") for m in metas],
+                "val_accuracy": [m.get("val_accuracy") for m in metas],
+            }
+        )
+        wide = info.merge(wide, on="model", how="right")
+    return wide
+
+
+def accuracy_heatmap(wide: Any, testsets: Sequence[str], title: str = "") -> Any:
+    """Heatmap figure of a wide accuracy table (models x test sets); returns the figure."""
+    from labelfree import plots
+
+    values = wide[list(testsets)].to_numpy(dtype=float)
+    width = min(3.0 + 0.12 * len(testsets), 22.0)
+    height = min(1.2 + 0.18 * len(wide), 16.0)
+    fig, ax = plots.figure(width=width, height=height)
+    plots.heatmap(
+        ax, values, wide["model"].tolist(), list(testsets), vmin=0.0, vmax=1.0,
+        colorbar_label="accuracy",
+    )
+    if title:
+        ax.set_title(title)
+    return fig

@@ -1,0 +1,96 @@
+"""Train every local model of a zoo in one process (one Snakemake job per zoo, issue 2)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from labelfree.seeds import derive_seed
+from labelfree.store import read_image_set
+from labelfree.zoo.io import save_model
+from labelfree.zoo.train import TrainSpec, train_model, validation_split
+
+log = logging.getLogger(__name__)
+
+
+def resolve_device(device: str) -> torch.device:
+    """``auto`` -> CUDA when available, else CPU; ``cuda`` without a GPU is an error."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError(f"device {device!r} requested but CUDA is not available")
+    return torch.device(device)
+
+
+def train_local_zoo(
+    zoo: str,
+    rows: list[dict[str, Any]],
+    train_path: str | Path,
+    out_dirs: list[str | Path],
+    val_fraction: float,
+    base_seed: int,
+    device: str = "cpu",
+    progress_file: Any = None,
+) -> list[dict[str, Any]]:
+    """Train ``rows`` (normalised sheet rows, source ``local``) on the split at ``train_path``.
+
+    The validation split is shared by the zoo: seeded by ``derive_seed(base_seed, zoo, "val")``.
+    Writes each model to the matching ``out_dirs`` entry; returns the list of meta dicts.
+    """
+    if len(rows) != len(out_dirs):
+        raise ValueError(f"zoo {zoo}: {len(rows)} rows but {len(out_dirs)} output directories")
+    data = read_image_set(train_path)
+    multi = data.y.ndim == 2
+    num_classes = int(data.y.shape[1]) if multi else int(data.y.max()) + 1
+    tr, va = validation_split(data.y, val_fraction, derive_seed(base_seed, zoo, "val"))
+    x_tr, y_tr, x_va, y_va = data.x[tr], data.y[tr], data.x[va], data.y[va]
+    dev = resolve_device(device)
+    log.info(
+        "zoo %s: %d local models on %s (%d train / %d val images, %d classes, %s)",
+        zoo, len(rows), train_path, len(tr), len(va), num_classes, dev,
+    )
+    total_epochs = int(sum(int(r["epochs"]) for r in rows))
+    metas = []
+    with tqdm(
+        total=total_epochs, desc=f"train {zoo}", unit="epoch", file=progress_file or sys.stderr,
+        mininterval=2.0, ascii=True,
+    ) as bar:
+        for row, out in zip(rows, out_dirs, strict=True):
+            spec = TrainSpec.from_row(row)
+            bar.set_description(f"train {zoo}/{row['model']}")
+            res = train_model(
+                spec, x_tr, y_tr, x_va, y_va, num_classes=num_classes, device=dev, progress=bar
+            )
+            meta = {
+                "model": row["model"],
+                "zoo": zoo,
+                **res.meta,
+                "train_data": {
+                    "path": str(train_path),
+                    "n_train": int(len(tr)),
+                    "n_val": int(len(va)),
+                    "val_fraction": float(val_fraction),
+                    "val_seed": int(derive_seed(base_seed, zoo, "val")),
+                },
+            }
+            meta = save_model(out, res.model, meta)
+            log.info(
+                "%s: val_accuracy=%s params=%d time=%.2fs",
+                row["model"],
+                "n/a" if meta["val_accuracy"] is None else f"{meta['val_accuracy']:.4f}",
+                meta["params"],
+                meta["train_time_s"],
+            )
+            metas.append(meta)
+    return metas
+
+
+def val_accuracies(metas: list[dict[str, Any]]) -> np.ndarray:
+    """Validation accuracies of a list of meta dicts (NaN where absent)."""
+    return np.array([np.nan if m.get("val_accuracy") is None else m["val_accuracy"] for m in metas])

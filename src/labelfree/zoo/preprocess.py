@@ -1,0 +1,95 @@
+"""Model input preprocessing: uint8 NHWC images -> float NCHW tensors (docs/zoo.md).
+
+Kinds:
+
+- ``scale01``: x / 255.
+- ``center``: x / 127.5 - 1 (range [-1, 1]).
+- ``imagenet``: x / 255, then ImageNet per-channel mean/std normalisation (no resizing).
+- ``torchvision:<WeightsEnum>`` (e.g. ``torchvision:ResNet18_Weights.IMAGENET1K_V1``): the weights'
+  own inference transforms (resize, centre crop, normalise), applied batched.
+
+Inputs may be numpy uint8 arrays or torch tensors of pixel values in [0, 255]; a float tensor
+input stays differentiable (PACE's FGSM takes gradients through preprocessing).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import torch
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+KINDS = ("scale01", "center", "imagenet", "torchvision:<WeightsEnum>")
+
+
+class PreprocessError(ValueError):
+    """Unknown preprocessing kind or incompatible input."""
+
+
+@lru_cache(maxsize=16)
+def _tv_transform(name: str) -> Any:
+    from torchvision.models import get_weight
+
+    try:
+        return get_weight(name).transforms()
+    except (ValueError, KeyError, AttributeError) as exc:
+        raise PreprocessError(
+            f"preprocessing 'torchvision:{name}': unknown torchvision weights ({exc})"
+        ) from exc
+
+
+def check_kind(kind: str) -> None:
+    """Raise PreprocessError unless ``kind`` names a known preprocessing."""
+    if kind in ("scale01", "center", "imagenet"):
+        return
+    if kind.startswith("torchvision:"):
+        _tv_transform(kind.split(":", 1)[1])
+        return
+    raise PreprocessError(f"unknown preprocessing {kind!r}; known kinds: {KINDS}")
+
+
+def preprocess(
+    x: np.ndarray | torch.Tensor,
+    kind: str = "scale01",
+    channels: int | None = None,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
+    """Turn images ``x`` (N, H, W, C) with pixel values in [0, 255] into a float NCHW tensor.
+
+    ``channels``: the model's input channels; a 1-channel input is repeated to 3 when the model
+    wants 3 (grey images into ImageNet models). ``device``: where the result lives (the cast
+    and scaling run there, so only uint8 bytes cross the bus).
+    """
+    t = torch.from_numpy(np.ascontiguousarray(x)) if isinstance(x, np.ndarray) else x
+    if t.ndim != 4:
+        raise PreprocessError(f"preprocess expects (N, H, W, C) images, got shape {tuple(t.shape)}")
+    if device is not None:
+        t = t.to(device, non_blocking=True)
+    t = t.permute(0, 3, 1, 2)
+    if channels is not None and t.shape[1] != channels:
+        if t.shape[1] == 1 and channels == 3:
+            t = t.expand(-1, 3, -1, -1)
+        else:
+            raise PreprocessError(
+                f"model expects {channels} input channels, images have {t.shape[1]}"
+            )
+    t = t.float() if not t.is_floating_point() else t
+    if kind == "scale01":
+        return (t / 255.0).contiguous()
+    if kind == "center":
+        return (t / 127.5 - 1.0).contiguous()
+    if kind == "imagenet":
+        if t.shape[1] != 3:
+            raise PreprocessError(f"'imagenet' preprocessing needs 3 channels, got {t.shape[1]}")
+        mean = torch.tensor(IMAGENET_MEAN, device=t.device).view(1, 3, 1, 1)
+        std = torch.tensor(IMAGENET_STD, device=t.device).view(1, 3, 1, 1)
+        return ((t / 255.0 - mean) / std).contiguous()
+    if kind.startswith("torchvision:"):
+        tf = _tv_transform(kind.split(":", 1)[1])
+        # ImageClassification transforms take uint8 or [0, 1] float tensors, batched.
+        return tf(t / 255.0).contiguous()
+    raise PreprocessError(f"unknown preprocessing {kind!r}; known kinds: {KINDS}")

@@ -1,0 +1,27 @@
+"""Thin adapter: accuracy of every model on every test set of a zoo, as table and heatmap."""
+
+import logging
+import sys
+
+from labelfree.inference import accuracy_heatmap, accuracy_long, accuracy_wide
+from labelfree.store import load_json, save_figure, save_table
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
+sys.stderr = log_file
+logging.basicConfig(
+    stream=log_file, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", force=True
+)
+
+zoo = sm.wildcards.zoo
+long = accuracy_long(sm.params.models, sm.params.testsets, sm.params.grid, list(sm.input.testsets))
+wide = accuracy_wide(long, [load_json(p) for p in sm.input.meta])
+save_table(
+    wide,
+    sm.output.csv,
+    sm.output.md,
+    title=f"Accuracy of every model of zoo '{zoo}' (rows) on every test set (columns)",
+)
+fig = accuracy_heatmap(wide, sm.params.testsets, title=f"zoo {zoo}: accuracy per test set")
+save_figure(fig, sm.output.png, sm.output.pdf)
+logging.info("%d models x %d test sets; mean accuracy %.4f", len(wide), len(sm.params.testsets), long["accuracy"].mean())

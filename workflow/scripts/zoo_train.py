@@ -1,0 +1,27 @@
+"""Thin adapter: train every local model of one zoo (labelfree.zoo.local.train_local_zoo)."""
+
+import logging
+import sys
+
+import torch
+
+from labelfree.zoo.local import train_local_zoo
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
+sys.stderr = log_file
+logging.basicConfig(
+    stream=log_file, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", force=True
+)
+torch.set_num_threads(sm.threads)
+
+train_local_zoo(
+    zoo=sm.params.zoo,
+    rows=sm.params.rows,
+    train_path=sm.input.train,
+    out_dirs=sm.params.dirs,
+    val_fraction=sm.params.val_fraction,
+    base_seed=sm.params.seed,
+    device=sm.params.device,
+    progress_file=log_file,
+)
