@@ -63,7 +63,7 @@ class Context:
 
 def gaussian_noise(x: Array, c: float, ctx: Context) -> Array:
     """``x + N(0, c^2)`` per element (spec 5.2, Gaussian noise sigma)."""
-    return x + ctx.rng.normal(scale=c, size=x.shape).astype(np.float32)
+    return x + np.float32(c) * ctx.rng.standard_normal(size=x.shape, dtype=np.float32)
 
 
 def shot_noise(x: Array, c: float, ctx: Context) -> Array:
@@ -73,8 +73,8 @@ def shot_noise(x: Array, c: float, ctx: Context) -> Array:
 
 def impulse_noise(x: Array, c: float, ctx: Context) -> Array:
     """Salt and pepper on a fraction ``c`` of the elements, half salt (skimage ``s&p``)."""
-    flipped = ctx.rng.random(x.shape) < c
-    salted = ctx.rng.random(x.shape) < 0.5
+    flipped = ctx.rng.random(x.shape, dtype=np.float32) < c
+    salted = ctx.rng.random(x.shape, dtype=np.float32) < 0.5
     out = x.copy()
     out[flipped & salted] = 1.0
     out[flipped & ~salted] = 0.0
