@@ -1,0 +1,316 @@
+"""The study's three steps as library functions the workflow scripts call (spec section 5).
+
+1. :func:`train_experiment` - the task's data and every seed-regime zoo of an experiment,
+   trained together with :func:`labelfree.zoo.batched.train_batched_mlp` -> ``zoo.npz``.
+2. :func:`analyse_experiment` - alpha-hat and metrics per candidate and per ensemble.
+3. :func:`write_report` - Tables I-V and Figs. 4-16 named after the paper's numbering.
+
+:func:`experiment_outputs` lists what an experiment produces; the rule file uses it to
+declare outputs, the report step to write them, so both always agree.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from labelfree.alphatrim import experiment as ex
+from labelfree.alphatrim import figures as fg
+from labelfree.alphatrim.kernel import acceptance_threshold
+from labelfree.alphatrim.metrics import accuracy, logit_gap
+from labelfree.seeds import derive_seed
+from labelfree.store import load_json, load_npz, save_figure, save_json, save_npz, save_table
+from labelfree.zoo.batched import BatchedMLPSpec, train_batched_mlp
+
+log = logging.getLogger(__name__)
+
+#: table / figure keys -> paper numbering (captions in workflow/report/alphatrim/<key>.rst)
+TABLES = {
+    "table1-ensembles": "Table I",
+    "table2-sources": "Table II",
+    "table3-pairwise-churn": "Table III",
+    "table4-equal-accuracy": "Table IV",
+    "table5-transfer": "Table V",
+}
+FIGURES = {
+    "fig04-gaps-and-curves": "Fig. 4",
+    "fig05-linf-vs-accuracy": "Fig. 5",
+    "fig06-accuracy-vs-churn": "Fig. 6",
+    "fig07-accuracy-vs-ece": "Fig. 7",
+    "fig08-alpha-vs-accuracy-ensembles": "Fig. 8",
+    "fig09-alpha-vs-accuracy-sources": "Fig. 9",
+    "fig10-pairwise-alpha-by-churn": "Fig. 10",
+    "fig11-alpha-vs-metrics": "Fig. 11",
+    "fig12-metrics-3d": "Fig. 12",
+    "fig13-head-curves": "Fig. 13",
+    "fig14-alpha-vs-metrics-heads": "Fig. 14",
+    "fig15-accuracy-vs-churn-heads": "Fig. 15",
+    "fig16-accuracy-vs-ece-heads": "Fig. 16",
+}
+
+
+def experiment_zoos(cfg: Mapping[str, Any]) -> dict[str, int]:
+    """Zoo name -> number of models trained for an experiment (validated)."""
+    zoos = {r: int(cfg["regimes"][r]) for r in ex.REGIMES if int(cfg["regimes"][r]) > 0}
+    for r, k in zoos.items():
+        if k < 3:
+            raise ValueError(f"alphatrim experiment: regimes.{r}={k}; use 0 or at least 3 models")
+    if cfg["kind"] == "transfer":
+        if set(zoos) != {"S_all"}:
+            raise ValueError("alphatrim experiment of kind `transfer` needs regimes.S_all > 0 only")
+    elif int(cfg["ensembles"]["models"]) > 0:
+        if int(cfg["ensembles"]["models"]) < 4:
+            raise ValueError("alphatrim experiment: ensembles.models must be 0 or at least 4")
+        zoos[ex.ENSEMBLE_ZOO] = int(cfg["ensembles"]["models"])
+    if not zoos:
+        raise ValueError("alphatrim experiment: no zoo to train (all regimes are 0)")
+    return zoos
+
+
+def experiment_outputs(cfg: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The table and figure keys an experiment writes (see TABLES, FIGURES)."""
+    zoos = experiment_zoos(cfg)
+    if cfg["kind"] == "transfer":
+        figs = ["fig13-head-curves", "fig14-alpha-vs-metrics-heads"]
+        if cfg["ensembles"]["sizes"]:
+            figs += ["fig15-accuracy-vs-churn-heads", "fig16-accuracy-vs-ece-heads"]
+        return {"tables": ["table5-transfer"], "figures": figs}
+    tables, figs = [], []
+    if ex.ENSEMBLE_ZOO in zoos:
+        tables.append("table1-ensembles")
+        figs += ["fig04-gaps-and-curves", "fig05-linf-vs-accuracy", "fig06-accuracy-vs-churn",
+                 "fig07-accuracy-vs-ece", "fig08-alpha-vs-accuracy-ensembles"]
+    if any(r in zoos for r in ex.REGIMES):
+        tables += ["table2-sources", "table3-pairwise-churn"]
+        figs += ["fig09-alpha-vs-accuracy-sources", "fig10-pairwise-alpha-by-churn"]
+    if "S_all" in zoos:
+        tables.append("table4-equal-accuracy")
+        figs += ["fig11-alpha-vs-metrics", "fig12-metrics-3d"]
+    return {"tables": tables, "figures": figs}
+
+
+# ---------------------------------------------------------------------------------------------
+# step 1: data and zoos
+# ---------------------------------------------------------------------------------------------
+
+
+def load_task(
+    name: str, cfg: Mapping[str, Any], seed: int, inputs: Mapping[str, str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """x_train, y_train, x_test, y_test of an experiment (features float32, labels {0, 1}).
+
+    inputs: for source ``dataset`` keys ``train``/``test`` (image-set npz); for ``backbone``
+    keys ``train_feat``/``test_feat`` (inference npz) and ``train``/``test`` (image sets).
+    """
+    from labelfree.store import read_features, read_image_set
+
+    data = cfg["data"]
+    src = data["source"]
+    if src == "make_classification":
+        return ex.make_synthetic_task(data, derive_seed(seed, name, "data"))
+    if src == "dataset":
+        tr, te = read_image_set(inputs["train"]), read_image_set(inputs["test"])
+        xtr, ytr = ex.image_task_arrays(tr.x, tr.y, inputs["train"])
+        xte, yte = ex.image_task_arrays(te.x, te.y, inputs["test"])
+        return xtr, ytr, xte, yte
+    if src == "backbone":
+        ytr = read_image_set(inputs["train"]).y
+        yte = read_image_set(inputs["test"]).y
+        if data["binary"] == "even_odd":
+            ytr, yte = (ytr % 2 == 0).astype(np.int64), (yte % 2 == 0).astype(np.int64)
+        xtr = read_features(inputs["train_feat"], "penultimate")
+        xte = read_features(inputs["test_feat"], "penultimate")
+        mu, sd = xtr.mean(0), xtr.std(0)
+        sd = np.where(sd > 0, sd, 1.0)
+        xtr, xte = ((xtr - mu) / sd).astype(np.float32), ((xte - mu) / sd).astype(np.float32)
+        for y, where in ((ytr, inputs["train"]), (yte, inputs["test"])):
+            if set(np.unique(y).tolist()) - {0, 1}:
+                raise ValueError(f"{where}: labels are not binary; set data.binary: even_odd")
+        return xtr, ytr, xte, yte
+    raise ValueError(f"alphatrim experiment {name}: unknown data.source {src!r}")
+
+
+def train_experiment(
+    name: str, cfg: Mapping[str, Any], seed: int, inputs: Mapping[str, str],
+    zoo_npz: str | Path, meta_csv: str | Path, threads: int = 1,
+) -> None:
+    """Train every zoo of an experiment in one batched run; write logits, labels and seeds."""
+    xtr, ytr, xte, yte = load_task(name, cfg, seed, inputs)
+    zoos = experiment_zoos(cfg)
+    m = cfg["model"]
+    spec = BatchedMLPSpec(hidden=tuple(m["hidden"]), epochs=int(m["epochs"]),
+                          batch_size=int(m["batch_size"]), lr=float(m["lr"]),
+                          momentum=float(m["momentum"]))
+    init, batch, zoo_of = [], [], []
+    for zoo, k in zoos.items():
+        si, sb = ex.regime_seeds("S_all" if cfg["kind"] == "transfer" else zoo, k, seed, name)
+        init += si
+        batch += sb
+        zoo_of += [zoo] * k
+    log.info("experiment %s: n_train=%d n_test=%d dim=%d; training %d models (%s)", name,
+             len(xtr), len(xte), xtr.shape[1], len(init), zoos)
+
+    def progress(done: int, total: int) -> None:
+        log.info("trained %d/%d models", done, total)
+
+    res = train_batched_mlp(xtr, ytr, init, batch, spec, {"test": (xte, yte)}, num_classes=2,
+                            curves=bool(cfg["curves"]), threads=threads, progress=progress)
+    log.info("training took %.1f s", res.seconds)
+    zoo_of = np.array(zoo_of)
+    arrays: dict[str, np.ndarray] = {"y_test": yte}
+    for zoo in zoos:
+        sel = zoo_of == zoo
+        arrays[f"logits_{zoo}"] = res.logits["test"][sel]
+        if res.curves:
+            arrays[f"curve_accuracy_{zoo}"] = res.curves["test"]["accuracy"][sel]
+            arrays[f"curve_loss_{zoo}"] = res.curves["test"]["loss"][sel]
+    save_npz(zoo_npz, **arrays)
+    meta = pd.DataFrame({
+        "zoo": zoo_of, "index": np.concatenate([np.arange(k) for k in zoos.values()]),
+        "init_seed": init, "batch_seed": batch, "init_hash": res.init_hash,
+        "order_hash": res.order_hash,
+        "accuracy": accuracy(logit_gap(res.logits["test"], clip_mode="none"), yte),
+    })
+    save_table(meta, meta_csv, title=f"alphatrim {name}: trained runs (seeds, hashes, accuracy)")
+
+
+# ---------------------------------------------------------------------------------------------
+# step 2: analysis
+# ---------------------------------------------------------------------------------------------
+
+
+def analyse_experiment(
+    name: str, cfg: Mapping[str, Any], study: Mapping[str, Any], zoo_npz: str | Path,
+    per_model_csv: str | Path, ensembles_csv: str | Path, raw_npz: str | Path,
+    summary_json: str | Path, threads: int = 1,
+) -> None:
+    """alpha-hat and metrics of every candidate (per regime) and ensemble; raw outputs."""
+    s = ex.AnalysisSettings.from_config({**study, "threads": threads})
+    z = load_npz(zoo_npz)
+    y = z["y_test"]
+    zoos = experiment_zoos(cfg)
+    summary = {"experiment": name, "n_test": int(len(y)), "N": int(len(y) // 2),
+               "gamma": acceptance_threshold(len(y) // 2, s.eps_a), "ensemble_accuracy": {}}
+    frames, raw = [], {}
+    for regime in (r for r in ex.REGIMES if r in zoos):
+        a = ex.analyse_zoo(z[f"logits_{regime}"], y, s, name, regime)
+        frames.append(a.per_model.assign(regime=regime))
+        raw[f"churn_{regime}"] = a.pairwise_churn
+        raw[f"alpha_boot_{regime}"] = a.alpha_boot
+        summary["ensemble_accuracy"][regime] = a.candidate_ensemble_accuracy
+        log.info("%s/%s: median alpha-hat %.4f, accuracy %.2f ± %.2f", name, regime,
+                 a.per_model["alpha_hat"].median(), a.per_model["accuracy"].mean(),
+                 a.per_model["accuracy"].std())
+    per_model = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["regime", "model"])
+    cols = ["regime"] + [c for c in per_model.columns if c != "regime"]
+    save_table(per_model[cols], per_model_csv, title=f"alphatrim {name}: per-candidate statistics")
+
+    ens = pd.DataFrame(columns=["M_ens", "rep", "alpha_hat", "alpha_hat_std",
+                                "ks_reject_rate_at_0", "linf_to_reference", "accuracy",
+                                "churn_vs_full_ensemble", "ece"])
+    sizes = [int(v) for v in cfg["ensembles"]["sizes"]]
+    reps = int(cfg["ensembles"]["reps"])
+    if cfg["kind"] == "transfer" and sizes:
+        logits = z["logits_S_all"]
+        m = ex.split_reference(len(logits), s.reference_fraction)
+        sizes = [v for v in sizes if v <= len(logits) - m]
+        ens = ex.analyse_ensembles(logits[:m], logits[m:], y, sizes, reps, s, name, "S_all")
+    elif ex.ENSEMBLE_ZOO in zoos:
+        logits = z[f"logits_{ex.ENSEMBLE_ZOO}"]
+        m = ex.split_reference(len(logits), s.reference_fraction)
+        dropped = [v for v in sizes if v > len(logits) - m]
+        if dropped:
+            log.warning("ensemble sizes %s exceed the pool of %d models; skipped", dropped,
+                        len(logits) - m)
+        sizes = [v for v in sizes if v <= len(logits) - m]
+        ens = ex.analyse_ensembles(logits[:m], logits[m:], y, sizes, reps, s, name,
+                                   ex.ENSEMBLE_ZOO)
+    summary["fig5_delta_a"] = ex.fig5_delta(len(y), s)
+    save_table(ens, ensembles_csv, title=f"alphatrim {name}: one row per sampled ensemble")
+    save_npz(raw_npz, **(raw or {"empty": np.zeros(0)}))
+    save_json(summary, summary_json)
+
+
+# ---------------------------------------------------------------------------------------------
+# step 3: tables and figures
+# ---------------------------------------------------------------------------------------------
+
+
+def write_report(
+    name: str, cfg: Mapping[str, Any], study: Mapping[str, Any], zoo_npz: str | Path,
+    per_model_csv: str | Path, ensembles_csv: str | Path, raw_npz: str | Path,
+    summary_json: str | Path, tables_dir: str | Path, figures_dir: str | Path,
+) -> None:
+    """Write the experiment's tables (csv + md) and figures (png + pdf), see TABLES/FIGURES."""
+    s = ex.AnalysisSettings.from_config(study)
+    want = experiment_outputs(cfg)
+    per_model = pd.read_csv(per_model_csv)
+    ens = pd.read_csv(ensembles_csv)
+    raw = load_npz(raw_npz)
+    summary = load_json(summary_json)
+    z = load_npz(zoo_npz)
+    tdir, fdir = Path(tables_dir), Path(figures_dir)
+    cut, band = s.cut, float(study["top_band"])
+    n = summary["N"]
+
+    def table(key: str, df: pd.DataFrame) -> None:
+        save_table(df, tdir / f"{name}-{key}.csv",
+                   title=f"{TABLES[key]} ({name}, N = {n}, gamma = {summary.get('gamma', 0):.4f})")
+
+    def figure(key: str, fig: Any) -> None:
+        save_figure(fig, fdir / f"{name}-{key}.png")
+
+    def curves(zoo: str) -> dict[str, np.ndarray] | None:
+        if f"curve_accuracy_{zoo}" not in z:
+            return None
+        return {"accuracy": z[f"curve_accuracy_{zoo}"], "loss": z[f"curve_loss_{zoo}"]}
+
+    pairs = {r: ex.pair_table(per_model[per_model["regime"] == r].reset_index(drop=True),
+                              raw[f"churn_{r}"])
+             for r in dict.fromkeys(per_model["regime"])}
+    for key in want["tables"]:
+        if key == "table1-ensembles":
+            table(key, ex.table1(ens, cut, summary["fig5_delta_a"]))
+        elif key == "table2-sources":
+            table(key, ex.table2(per_model, summary["ensemble_accuracy"], cut))
+        elif key == "table3-pairwise-churn":
+            table(key, ex.table3(pairs, cut))
+        elif key in ("table4-equal-accuracy", "table5-transfer"):
+            table(key, ex.table_top_band(per_model[per_model["regime"] == "S_all"], band))
+    sall = per_model[per_model["regime"] == "S_all"]
+    for key in want["figures"]:
+        label = f"{FIGURES[key]} ({name})"
+        if key == "fig04-gaps-and-curves":
+            logits = z[f"logits_{ex.ENSEMBLE_ZOO}"]
+            m = ex.split_reference(len(logits), s.reference_fraction)
+            fig = fg.fig_gap_histogram_and_curves(s.gaps(logits[m:]), curves(ex.ENSEMBLE_ZOO),
+                                                  label)
+        elif key == "fig05-linf-vs-accuracy":
+            fig = fg.fig_ensemble_scatter(ens, "linf_to_reference", "L_inf(reference, ensemble)",
+                                          label, hline=summary["fig5_delta_a"])
+        elif key in ("fig06-accuracy-vs-churn", "fig15-accuracy-vs-churn-heads"):
+            fig = fg.fig_ensemble_panels(ens, "churn_vs_full_ensemble", "churn w.r.t. ensemble",
+                                         label)
+        elif key in ("fig07-accuracy-vs-ece", "fig16-accuracy-vs-ece-heads"):
+            fig = fg.fig_ensemble_panels(ens, "ece", "ECE", label)
+        elif key == "fig08-alpha-vs-accuracy-ensembles":
+            fig = fg.fig_ensemble_scatter(ens, "alpha_hat", "alpha-hat", label, hline=cut)
+        elif key == "fig09-alpha-vs-accuracy-sources":
+            fig = fg.fig_alpha_vs_accuracy(per_model, cut, label)
+        elif key == "fig10-pairwise-alpha-by-churn":
+            fig = fg.fig_pairwise(pairs, label)
+        elif key in ("fig11-alpha-vs-metrics", "fig14-alpha-vs-metrics-heads"):
+            fig = fg.fig_alpha_vs_metrics(sall, cut, label)
+        elif key == "fig12-metrics-3d":
+            fig = fg.fig_3d(sall, label)
+        elif key == "fig13-head-curves":
+            fig = fg.fig_curves(curves("S_all"), label)
+        else:  # pragma: no cover - FIGURES and this dispatch are kept in sync by tests
+            raise KeyError(key)
+        figure(key, fig)
