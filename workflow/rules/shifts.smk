@@ -82,3 +82,55 @@ if SHIFTS["natural"]:
             seed=SEED,
         script:
             "../scripts/shifts_natural.py"
+
+
+def shifts_example_datasets():
+    """Datasets whose zoos run the `corruptions` or `natural` group."""
+    groups = {"corruptions", "natural"}
+    return sorted({zoo_dataset(z) for z in ZOOS if groups & set(ZOOS[z]["testsets"])})
+
+
+def shifts_example_targets():
+    if not (SHIFTS["corruptions"] or SHIFTS["natural"]):
+        return []
+    return [
+        f"results/shifts/figures/{ds}_examples.png" for ds in shifts_example_datasets()
+    ]
+
+
+# The example figures are the layer's report items (final targets of the run).
+STUDY_TARGETS["shifts"] = shifts_example_targets
+
+
+rule shifts_examples:
+    input:
+        id=testset_path("{dataset}", "id"),
+        corrupted=lambda wc: [
+            testset_path(wc.dataset, f"{c}-{s}")
+            for c in SHIFTS["corruptions"]
+            for s in SHIFTS["severities"]
+        ],
+        natural=lambda wc: [testset_path(wc.dataset, n) for n in SHIFTS["natural"]],
+    output:
+        png=report(
+            "results/shifts/figures/{dataset}_examples.png",
+            caption="../report/shifts/examples.rst",
+            category="shifts",
+            subcategory="test sets",
+        ),
+        pdf="results/shifts/figures/{dataset}_examples.pdf",
+    log:
+        "logs/shifts/{dataset}/examples.log",
+    wildcard_constraints:
+        dataset=shifts_alternatives(list(DATASETS)),
+    threads: 1
+    resources:
+        mem_mb=SHIFTS["mem_mb"],
+        runtime=SHIFTS["runtime"],
+    params:
+        corruptions=SHIFTS["corruptions"],
+        severities=SHIFTS["severities"],
+        natural=SHIFTS["natural"],
+        index=SHIFTS["example_index"],
+    script:
+        "../scripts/shifts_examples.py"
