@@ -195,3 +195,16 @@ def test_release_name_reads_through_data_layer(tmp_path, monkeypatch):
     assert x.shape == (4, 28, 28, 1) and (x == 77).all() and y.dtype == np.int64
     with pytest.raises(ReleasedArchiveError, match="MNIST-C has no"):
         load_released("mnist_c", "snow", 3)
+
+
+def test_example_grid_figure(batches, tmp_path):
+    from labelfree.shifts.figures import example_grid
+    from labelfree.store import save_figure
+
+    x = batches["32x32x3"][:3]
+    corrupted = {c: {s: corrupt(x, c, s, 0) for s in (1, 5)} for c in ("fog", "pixelate")}
+    natural = {"natural-thin": natural_shift(x, "natural-thin", 0)}
+    fig = example_grid(x, corrupted, natural, [1, 5], index=2)
+    assert len([ax for ax in fig.axes if ax.images]) == 2 * 3 + 2
+    save_figure(fig, tmp_path / "ex.png")
+    assert (tmp_path / "ex.png").stat().st_size > 0 and (tmp_path / "ex.pdf").exists()
