@@ -12,7 +12,7 @@ report: "workflow/report/workflow.rst"
 # The default run unless the user names config files (--configfile replaces, not merges).
 if not workflow.config_settings.configfiles:
 
-    configfile: "config/config.yaml"
+    configfile: f"{workflow.basedir}/config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
