@@ -239,13 +239,14 @@ def centre_zoom(x: Array, zoom: float, mode: str = "nearest") -> Array:
     """Zoom every image of (N, H, W, C) by ``zoom`` about its centre, keeping its size
     (the -C benchmarks' ``clipped_zoom``, computed as a continuous separable bilinear warp).
 
-    Small images use dense interpolation matrices (BLAS products), large ones gathers.
+    Images of 16 to 64 px use dense interpolation matrices (BLAS products), others gathers
+    (measured faster there).
     """
     n, h, w, c = x.shape
     cy, cx = (h - 1) / 2, (w - 1) / 2
     ys = cy + (np.arange(h, dtype=np.float64) - cy) / zoom
     xs = cx + (np.arange(w, dtype=np.float64) - cx) / zoom
-    if max(h, w) > 64:
+    if not 16 <= max(h, w) <= 64:
         return resample_axis(resample_axis(x, ys, 1, mode), xs, 2, mode)
     my, mx = interp_matrix(ys, h, mode), interp_matrix(xs, w, mode)
     rows = np.matmul(my, x.reshape(n, h, w * c)).reshape(n, h, w, c)
