@@ -82,3 +82,38 @@ def test_undertrained_run_gets_high_alpha_hat():
     held_out, weak_alpha = res.alpha_hat[:6], res.alpha_hat[6]
     assert np.median(held_out) < 0.02
     assert weak_alpha > 0.3 and weak_alpha > held_out.max() + 0.1
+
+
+def test_batched_cnn_matches_single_model_autograd():
+    """The paper's CNN (spec 3.2) trained as conv groups == each model trained on its own."""
+    from labelfree.zoo.batched import BatchedCNNSpec, init_cnn_params, train_batched_cnn
+
+    gen = np.random.default_rng(0)
+    x = gen.random((64, 8, 8, 1)).astype(np.float32)
+    y = (x[:, :4].mean((1, 2, 3)) > x[:, 4:].mean((1, 2, 3))).astype(np.int64)
+    xe = gen.random((20, 8, 8, 1)).astype(np.float32)
+    spec = BatchedCNNSpec(conv=(4, 3), hidden=(8,), epochs=2, batch_size=16, lr=0.05)
+    both = train_batched_cnn(x, y, [1, 2], [3, 4], spec, {"t": (xe, None)}, num_classes=2)
+    alone = train_batched_cnn(x, y, [2], [4], spec, {"t": (xe, None)}, num_classes=2)
+    np.testing.assert_allclose(both.logits["t"][1], alone.logits["t"][0], atol=1e-5)
+
+    params = [torch.tensor(p, requires_grad=True)
+              for p in init_cnn_params((8, 8, 1), spec, 2, 2)]
+    opt = torch.optim.SGD(params, lr=spec.lr, momentum=spec.momentum)
+    f = torch.nn.functional
+
+    def net(inp):
+        h = torch.from_numpy(inp).permute(0, 3, 1, 2)
+        for i in range(2):
+            h = f.avg_pool2d(torch.relu(f.conv2d(h, params[2 * i], params[2 * i + 1], padding=1)), 2)
+        h = torch.relu(h.flatten(1) @ params[4] + params[5])
+        return h @ params[6] + params[7]
+
+    for order in epoch_orders(4, len(x), spec.epochs):
+        for s in range(0, len(x), spec.batch_size):
+            idx = order[s : s + spec.batch_size]
+            opt.zero_grad()
+            f.cross_entropy(net(x[idx]), torch.from_numpy(y[idx])).backward()
+            opt.step()
+    with torch.no_grad():
+        np.testing.assert_allclose(alone.logits["t"][0], net(xe).numpy(), atol=1e-5)

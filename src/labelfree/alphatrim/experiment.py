@@ -92,14 +92,29 @@ def make_synthetic_task(cfg: Mapping[str, Any], seed: int) -> tuple[np.ndarray, 
     return x[:n_train], y[:n_train].astype(np.int64), x[n_train:], y[n_train:].astype(np.int64)
 
 
-def image_task_arrays(x: np.ndarray, y: np.ndarray, where: str) -> tuple[np.ndarray, np.ndarray]:
-    """Flatten a uint8 NHWC image set to [0, 1] features; labels must be binary {0, 1}."""
+def image_task_arrays(
+    x: np.ndarray, y: np.ndarray, where: str, positive: list[int] | None = None,
+    negative: list[int] | None = None, flatten: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A uint8 NHWC image set as [0, 1] floats (flattened for MLPs) and binary labels.
+
+    ``positive``/``negative``: class ids merged into label 1 / 0, other classes dropped (the
+    paper's CIFAR-10 task, spec 3.2); otherwise the labels must already be {0, 1}.
+    """
+    if positive or negative:
+        pos, neg = list(positive or []), list(negative or [])
+        if not pos or not neg or set(pos) & set(neg):
+            raise ValueError(f"{where}: data.positive {pos} and data.negative {neg} must be "
+                             "non-empty and disjoint")
+        keep = np.isin(y, pos + neg)
+        x, y = x[keep], np.isin(y[keep], pos).astype(np.int64)
     if set(np.unique(y).tolist()) - {0, 1}:
         raise ValueError(
             f"{where}: the alpha-trimming study needs a binary task (labels 0/1), got classes "
             f"{np.unique(y).tolist()[:12]}; use e.g. datasets.<name>.options.binary: even_odd"
         )
-    return (x.reshape(len(x), -1).astype(np.float32) / 255.0), y.astype(np.int64)
+    xf = x.astype(np.float32) / 255.0
+    return (xf.reshape(len(x), -1) if flatten else xf), y.astype(np.int64)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -25,7 +25,12 @@ from labelfree.alphatrim.kernel import acceptance_threshold
 from labelfree.alphatrim.metrics import accuracy, logit_gap
 from labelfree.seeds import derive_seed
 from labelfree.store import load_json, load_npz, save_figure, save_json, save_npz, save_table
-from labelfree.zoo.batched import BatchedMLPSpec, train_batched_mlp
+from labelfree.zoo.batched import (
+    BatchedCNNSpec,
+    BatchedMLPSpec,
+    train_batched_cnn,
+    train_batched_mlp,
+)
 
 log = logging.getLogger(__name__)
 
@@ -115,8 +120,10 @@ def load_task(
         return ex.make_synthetic_task(data, derive_seed(seed, name, "data"))
     if src == "dataset":
         tr, te = read_image_set(inputs["train"]), read_image_set(inputs["test"])
-        xtr, ytr = ex.image_task_arrays(tr.x, tr.y, inputs["train"])
-        xte, yte = ex.image_task_arrays(te.x, te.y, inputs["test"])
+        kw = {"positive": data["positive"], "negative": data["negative"],
+              "flatten": cfg["model"]["arch"] != "cnn"}
+        xtr, ytr = ex.image_task_arrays(tr.x, tr.y, inputs["train"], **kw)
+        xte, yte = ex.image_task_arrays(te.x, te.y, inputs["test"], **kw)
         return xtr, ytr, xte, yte
     if src == "backbone":
         ytr = read_image_set(inputs["train"]).y
@@ -125,6 +132,12 @@ def load_task(
             ytr, yte = (ytr % 2 == 0).astype(np.int64), (yte % 2 == 0).astype(np.int64)
         xtr = read_features(inputs["train_feat"], "penultimate")
         xte = read_features(inputs["test_feat"], "penultimate")
+        if data["positive"] or data["negative"]:
+            xtr, ytr = ex.image_task_arrays(xtr, ytr, inputs["train_feat"], data["positive"],
+                                            data["negative"], flatten=False)
+            xte, yte = ex.image_task_arrays(xte, yte, inputs["test_feat"], data["positive"],
+                                            data["negative"], flatten=False)
+            xtr, xte = xtr * 255.0, xte * 255.0  # undo the image scaling: these are features
         mu, sd = xtr.mean(0), xtr.std(0)
         sd = np.where(sd > 0, sd, 1.0)
         xtr, xte = ((xtr - mu) / sd).astype(np.float32), ((xte - mu) / sd).astype(np.float32)
@@ -143,9 +156,11 @@ def train_experiment(
     xtr, ytr, xte, yte = load_task(name, cfg, seed, inputs)
     zoos = experiment_zoos(cfg)
     m = cfg["model"]
-    spec = BatchedMLPSpec(hidden=tuple(m["hidden"]), epochs=int(m["epochs"]),
-                          batch_size=int(m["batch_size"]), lr=float(m["lr"]),
-                          momentum=float(m["momentum"]))
+    if m["arch"] == "cnn" and xtr.ndim != 4:
+        raise ValueError(f"alphatrim experiment {name}: model.arch cnn needs an image dataset")
+    common = {"hidden": tuple(m["hidden"]), "epochs": int(m["epochs"]),
+              "batch_size": int(m["batch_size"]), "lr": float(m["lr"]),
+              "momentum": float(m["momentum"])}
     init, batch, zoo_of = [], [], []
     for zoo, k in zoos.items():
         si, sb = ex.regime_seeds("S_all" if cfg["kind"] == "transfer" else zoo, k, seed, name)
@@ -158,8 +173,15 @@ def train_experiment(
     def progress(done: int, total: int) -> None:
         log.info("trained %d/%d models", done, total)
 
-    res = train_batched_mlp(xtr, ytr, init, batch, spec, {"test": (xte, yte)}, num_classes=2,
-                            curves=bool(cfg["curves"]), threads=threads, progress=progress)
+    kw = {"num_classes": 2, "curves": bool(cfg["curves"]), "threads": threads,
+          "progress": progress}
+    if m["arch"] == "cnn":
+        res = train_batched_cnn(xtr, ytr, init, batch,
+                                BatchedCNNSpec(conv=tuple(m["conv"]), **common),
+                                {"test": (xte, yte)}, device=m["device"], **kw)
+    else:
+        res = train_batched_mlp(xtr, ytr, init, batch, BatchedMLPSpec(**common),
+                                {"test": (xte, yte)}, **kw)
     log.info("training took %.1f s", res.seconds)
     zoo_of = np.array(zoo_of)
     arrays: dict[str, np.ndarray] = {"y_test": yte}

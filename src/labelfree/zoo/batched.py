@@ -274,3 +274,169 @@ def _train_block(
             curves[name][0].append(acc)
             curves[name][1].append(loss)
     return {name: (np.stack(a, axis=1), np.stack(lo, axis=1)) for name, (a, lo) in curves.items()}
+
+
+# ---------------------------------------------------------------------------------------------
+# the alpha-trimming paper's small CNN (spec 3.2), K models as convolution groups
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BatchedCNNSpec:
+    """Conv(c1,3x3,same)-ReLU-AvgPool2 -> Conv(c2,3x3,same)-ReLU-AvgPool2 -> Dense(hidden)-ReLU
+    -> Dense(C) (alpha-trimming spec 3.2: conv (32, 16), dense (64,), SGD momentum, batch 32)."""
+
+    conv: tuple[int, ...] = (32, 16)
+    hidden: tuple[int, ...] = (64,)
+    epochs: int = 50
+    batch_size: int = 32
+    lr: float = 0.001
+    momentum: float = 0.9
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1 or self.batch_size < 1 or self.lr <= 0 or not 0 <= self.momentum < 1:
+            raise ValueError(f"BatchedCNNSpec: invalid recipe {self}")
+        if not self.conv or any(int(c) < 1 for c in (*self.conv, *self.hidden)):
+            raise ValueError(f"BatchedCNNSpec: widths must be >= 1, got {self}")
+
+
+def init_cnn_params(
+    in_shape: tuple[int, int, int], spec: BatchedCNNSpec, num_classes: int, init_seed: int
+) -> list[np.ndarray]:
+    """He-normal weights / zero biases of one CNN from its init seed, in layer order:
+    conv weights (out, in, 3, 3) and biases, then dense weights (in, out) and biases (1, out)."""
+    h, w, c = in_shape
+    gen = np.random.default_rng(int(init_seed))
+    params: list[np.ndarray] = []
+    cin = c
+    for cout in spec.conv:
+        params += [(gen.standard_normal((cout, cin, 3, 3)) * np.sqrt(2.0 / (cin * 9))
+                    ).astype(np.float32), np.zeros(cout, dtype=np.float32)]
+        cin, h, w = cout, h // 2, w // 2
+    dims = [cin * h * w, *spec.hidden, num_classes]
+    for a, b in zip(dims[:-1], dims[1:], strict=True):
+        params += [(gen.standard_normal((a, b)) * np.sqrt(2.0 / a)).astype(np.float32),
+                   np.zeros((1, b), dtype=np.float32)]
+    return params
+
+
+def _cnn_forward(params: list[torch.Tensor], x: torch.Tensor, n_conv: int) -> torch.Tensor:
+    """x: (K, B, C, H, W) per-model batches -> logits (K, B, classes); models = conv groups."""
+    k, b = x.shape[:2]
+    h = x.transpose(0, 1).reshape(b, k * x.shape[2], *x.shape[3:])
+    for i in range(n_conv):
+        w, bias = params[2 * i], params[2 * i + 1]  # (K, out, in, 3, 3), (K, out)
+        h = torch.nn.functional.conv2d(h, w.reshape(-1, *w.shape[2:]), bias.reshape(-1),
+                                       padding=1, groups=k)
+        h = torch.nn.functional.avg_pool2d(torch.relu(h), 2)
+    h = h.reshape(b, k, -1).transpose(0, 1)  # (K, B, features), per-model channel-major
+    n_dense = (len(params) - 2 * n_conv) // 2
+    for j in range(n_dense):
+        w, bias = params[2 * (n_conv + j)], params[2 * (n_conv + j) + 1]
+        h = torch.baddbmm(bias, h, w)
+        if j < n_dense - 1:
+            h = torch.relu(h)
+    return h
+
+
+def train_batched_cnn(
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    init_seeds: Sequence[int],
+    batch_seeds: Sequence[int],
+    spec: BatchedCNNSpec,
+    eval_sets: Mapping[str, tuple[np.ndarray, np.ndarray | None]],
+    num_classes: int | None = None,
+    curves: bool = False,
+    threads: int = 1,
+    model_block: int = 16,
+    eval_block: int = 512,
+    device: str = "cpu",
+    progress: Callable[[int, int], None] | None = None,
+) -> BatchedZoo:
+    """Train K CNNs of one recipe together (grouped convolutions, autograd, SGD with momentum).
+
+    x_train: (n, H, W, C) float images; per-model semantics as for the MLPs (module docstring):
+    the loss is the sum over models of each model's mean cross-entropy, so every model's
+    gradient is its own, and torch.optim.SGD acts elementwise. ``device`` may be ``cuda``.
+    """
+    if len(init_seeds) != len(batch_seeds) or len(init_seeds) == 0:
+        raise ValueError("train_batched_cnn: need as many init seeds as batch seeds, at least one")
+    x_np = np.asarray(x_train, dtype=np.float32)
+    y_np = np.asarray(y_train, dtype=np.int64)
+    if x_np.ndim != 4 or y_np.shape != (x_np.shape[0],):
+        raise ValueError(f"train_batched_cnn: x {x_np.shape} must be (n, H, W, C), y (n,)")
+    n = len(x_np)
+    c = int(num_classes or int(y_np.max()) + 1)
+    dev = torch.device(device)
+    t0 = time.perf_counter()
+    prev = torch.get_num_threads()
+    torch.set_num_threads(max(1, int(threads)))
+    n_conv = len(spec.conv)
+    try:
+        x = torch.from_numpy(x_np).permute(0, 3, 1, 2).contiguous().to(dev)
+        y = torch.from_numpy(y_np).to(dev)
+        evals = {name: (torch.from_numpy(np.asarray(xe, np.float32)).permute(0, 3, 1, 2)
+                        .contiguous().to(dev),
+                        None if ye is None else torch.from_numpy(np.asarray(ye, np.int64)).to(dev))
+                 for name, (xe, ye) in eval_sets.items()}
+
+        def evaluate(params: list[torch.Tensor], xe: torch.Tensor) -> torch.Tensor:
+            k = params[0].shape[0]
+            with torch.no_grad():
+                outs = [_cnn_forward(params, xe[s : s + eval_block][None].expand(k, -1, -1, -1, -1),
+                                     n_conv) for s in range(0, len(xe), eval_block)]
+            return torch.cat(outs, dim=1)
+
+        logits = {name: [] for name in evals}
+        cur: dict[str, tuple[list, list]] = {name: ([], []) for name, (_, ye) in evals.items()
+                                             if ye is not None and curves}
+        init_hash, order_hash = [], []
+        k_total = len(init_seeds)
+        for s in range(0, k_total, model_block):
+            per_model = [init_cnn_params(x_np.shape[1:], spec, c, sd)
+                         for sd in init_seeds[s : s + model_block]]
+            init_hash += [_short_hash(*p) for p in per_model]
+            params = [torch.from_numpy(np.stack([p[j] for p in per_model])).to(dev)
+                      .requires_grad_(True) for j in range(len(per_model[0]))]
+            orders = np.stack([epoch_orders(sd, n, spec.epochs)
+                               for sd in batch_seeds[s : s + model_block]])
+            order_hash += [_short_hash(o[0]) for o in orders]
+            opt = torch.optim.SGD(params, lr=spec.lr, momentum=spec.momentum)
+            orders_t = torch.from_numpy(orders).to(dev)
+            block_acc = {name: [] for name in cur}
+            block_loss = {name: [] for name in cur}
+            for e in range(spec.epochs):
+                for st in range(0, n, spec.batch_size):
+                    idx = orders_t[:, e, st : st + spec.batch_size]
+                    out = _cnn_forward(params, x[idx], n_conv)
+                    loss = torch.nn.functional.cross_entropy(
+                        out.reshape(-1, c), y[idx].reshape(-1), reduction="none"
+                    ).reshape(idx.shape).mean(dim=1).sum()
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    opt.step()
+                for name in cur:
+                    xe, ye = evals[name]
+                    lg = evaluate(params, xe)
+                    block_acc[name].append(((lg.argmax(-1) == ye).double().mean(-1) * 100).cpu())
+                    logp = torch.log_softmax(lg.double(), -1)
+                    block_loss[name].append(
+                        -logp.gather(-1, ye.expand(lg.shape[0], -1)[..., None]).mean((1, 2)).cpu())
+            for name, (xe, _) in evals.items():
+                logits[name].append(evaluate(params, xe).cpu().numpy())
+            for name in cur:
+                cur[name][0].append(torch.stack(block_acc[name], 1).numpy())
+                cur[name][1].append(torch.stack(block_loss[name], 1).numpy())
+            if progress is not None:
+                progress(min(s + model_block, k_total), k_total)
+    finally:
+        torch.set_num_threads(prev)
+    return BatchedZoo(
+        logits={name: np.concatenate(v).astype(np.float32) for name, v in logits.items()},
+        curves={name: {"accuracy": np.concatenate(a), "loss": np.concatenate(lo)}
+                for name, (a, lo) in cur.items()},
+        init_hash=init_hash,
+        order_hash=order_hash,
+        seconds=time.perf_counter() - t0,
+    )
