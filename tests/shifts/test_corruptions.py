@@ -272,3 +272,23 @@ def test_centre_zoom_matrix_path_equals_gather_path(mode):
         xs = 14.5 + (np.arange(30) - 14.5) / zoom
         gathered = ops.resample_axis(ops.resample_axis(x, ys, 1, mode), xs, 2, mode)
         np.testing.assert_allclose(ops.centre_zoom(x, zoom, mode), gathered, atol=1e-5)
+
+
+def test_bilinear_chunking_and_modes():
+    g = np.random.default_rng(8)
+    x = g.random((10, 7, 9, 3)).astype(np.float32)
+    ys = g.uniform(-3, 10, (10, 7, 9)).astype(np.float32)
+    xs = g.uniform(-3, 12, (10, 7, 9)).astype(np.float32)
+    for mode in ("nearest", "reflect", "mirror", "constant"):
+        whole = ops.bilinear(x, ys, xs, mode=mode, chunk=100)
+        np.testing.assert_array_equal(ops.bilinear(x, ys, xs, mode=mode, chunk=3), whole)
+    # integer coordinates inside the image read the pixels exactly
+    yi, xi = np.meshgrid(np.arange(7), np.arange(9), indexing="ij")
+    np.testing.assert_array_equal(ops.bilinear(x, yi, xi), x)
+    # scipy's map_coordinates (order 1) agrees inside the image
+    from scipy import ndimage
+
+    inside_y = g.uniform(0, 6, (7, 9)).astype(np.float32)
+    inside_x = g.uniform(0, 8, (7, 9)).astype(np.float32)
+    ref = ndimage.map_coordinates(x[0, ..., 1], [inside_y, inside_x], order=1)
+    np.testing.assert_allclose(ops.bilinear(x[:1], inside_y, inside_x)[0, ..., 1], ref, atol=1e-5)

@@ -241,15 +241,17 @@ def elastic_transform(x: Array, c: tuple[float, float, float], ctx: Context) -> 
     m = np.linalg.solve(np.broadcast_to(src, (n, 3, 3)), pts2)  # (n, 3, 2): [x y 1] @ m = dst
     a = np.transpose(m[:, :2, :], (0, 2, 1))  # (n, 2, 2)
     b = m[:, 2, :]  # (n, 2)
-    inv = np.linalg.inv(a)
+    inv = np.linalg.inv(a).astype(np.float32)[:, :, :, None, None]  # (n, 2, 2, 1, 1)
     gy, gx = np.meshgrid(
-        np.arange(h, dtype=np.float64), np.arange(w, dtype=np.float64), indexing="ij"
+        np.arange(h, dtype=np.float32), np.arange(w, dtype=np.float32), indexing="ij"
     )
-    d = np.stack([gx, gy], -1)[None] - b[:, None, None, :]  # (n, h, w, 2)
-    s = np.einsum("nij,nhwj->nhwi", inv, d)
-    x = ops.bilinear(x, s[..., 1], s[..., 0], mode="mirror")
+    ddx = gx[None] - b[:, 0, None, None].astype(np.float32)
+    ddy = gy[None] - b[:, 1, None, None].astype(np.float32)
+    src_x = inv[:, 0, 0] * ddx + inv[:, 0, 1] * ddy
+    src_y = inv[:, 1, 0] * ddx + inv[:, 1, 1] * ddy
+    x = ops.bilinear(x, src_y, src_x, mode="mirror")
     # elastic displacement
-    fields = ctx.rng.uniform(-1, 1, size=(2, n, h, w))
+    fields = ctx.rng.uniform(-1, 1, size=(2, n, h, w)).astype(np.float32)
     if sigma > 0:
         fields = ndimage.gaussian_filter(
             fields, sigma=(0, 0, sigma, sigma), mode="reflect", truncate=3
