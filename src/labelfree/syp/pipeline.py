@@ -213,7 +213,10 @@ def run_variant(
     for seed in seeds:
         tr = train_oracle(x_tr_n, table.correct[:n_meta_rows], g_tr, variant.oracle, seed, threads)
         res.q.append(
-            {name: predict_scores(tr.model, xe) for name, xe in zip(table.sets, x_eval, strict=True)}
+            {
+                name: predict_scores(tr.model, xe)
+                for name, xe in zip(table.sets, x_eval, strict=True)
+            }
         )
         res.params = count_parameters(tr.model)
         res.iters = tr.iters

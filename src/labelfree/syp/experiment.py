@@ -1,0 +1,368 @@
+"""The SYP experiment: oracle variants from the config, and Tables 1-5 and the figures (spec 5).
+
+Inputs are plain arrays (indicator tables and oracle scores per classifier), so this module runs
+without the workflow. Every RMSE is in percentage points over the validation sets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from labelfree.syp.aggregate import ensemble_scores, rmse, select_tau, set_accuracy
+from labelfree.syp.indicators import COLUMNS
+from labelfree.syp.pipeline import IndicatorTable, Variant, variant_from_config
+
+#: Paper numbers (spec 5), for side-by-side display only; never compared with ours.
+PAPER_TABLE1 = {
+    "Rotation": (7.13, 13.39),
+    "ConfScore": (6.99, 8.72),
+    "Entropy": (7.40, 9.09),
+    "ATC": (7.77, 8.13),
+    "FD": (4.99, 5.97),
+    "SYP (ORA-A)": (3.16, 3.65),
+    "SYP (ORA-B)": (3.93, 4.34),
+}
+PAPER_TABLE2 = {
+    "Six indicators + ORA-A": 6.69,
+    "+ Loss adjustment": 6.40,
+    "+ ORA-B ensemble": 6.37,
+}
+PAPER_TABLE3 = {
+    "H": (6.11, 7.82),
+    "H+A": (6.11, 7.83),
+    "H+A+FD": (2.92, 5.78),
+    "all six": (3.16, 3.65),
+}
+PAPER_TABLE4 = {
+    2: (3.22, 4.39),
+    4: (3.21, 4.37),
+    6: (3.58, 4.38),
+    8: (3.16, 3.65),
+    10: (3.17, 4.39),
+}
+PAPER_TABLE5 = {"with normalisation": (3.16, 3.65), "without normalisation": (32.99, 33.96)}
+BASELINE_ORDER = ("Rotation", "ConfScore", "Entropy", "ATC", "FD", "DoC")
+
+
+def ablation_label(cols: Sequence[str]) -> str:
+    return "all six" if tuple(cols) == COLUMNS else "+".join(cols)
+
+
+def variant_specs(cfg: Mapping) -> dict[str, dict]:
+    """Oracle variants needed by Tables 1-5 (spec 5), as config overrides of ``syp.oracle``.
+
+    ``ora_a`` (default oracle), ``ora_b`` (Table 1), ``ora_a_adj`` (Table 2 loss adjustment),
+    ``ind_*`` (Table 3 cumulative indicator subsets), ``r{r}`` (Table 4 expansion ratios),
+    ``no_norm`` (Table 5). The full six-indicator, r = 8, normalised oracle is ``ora_a`` itself.
+    """
+    base_r = int(cfg["oracle"]["expand"])
+    specs: dict[str, dict] = {
+        "ora_a": {"arch": "A"},
+        "ora_b": {"arch": "B"},
+        "ora_a_adj": {"arch": "A", "loss_adjust": True},
+    }
+    for cols in cfg["tables"]["indicator_ablation"]:
+        if tuple(cols) != COLUMNS:
+            specs["ind_" + "".join(c.lower() for c in cols)] = {
+                "arch": "A",
+                "indicators": list(cols),
+            }
+    for r in cfg["tables"]["expand_grid"]:
+        if int(r) != base_r:
+            specs[f"r{int(r)}"] = {"arch": "A", "expand": int(r)}
+    specs["no_norm"] = {"arch": "A", "normalise": False}
+    for spec in specs.values():
+        spec.setdefault("norm_train_scope", cfg["norm_train_scope"])
+    return specs
+
+
+def build_variant(cfg: Mapping, name: str) -> Variant:
+    specs = variant_specs(cfg)
+    if name not in specs:
+        raise ValueError(f"syp: unknown oracle variant {name!r}; known {sorted(specs)}")
+    return variant_from_config(name, specs[name], cfg["oracle"])
+
+
+# ---------------------------------------------------------------------------------------------
+# evaluation
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ModelResults:
+    """Everything the tables need for one classifier: its indicator table, the baselines'
+    predictions per set, and the oracle scores ``q[variant][seed][set]``."""
+
+    model: str
+    table: IndicatorTable
+    baselines: Mapping[str, np.ndarray]
+    q: Mapping[str, Sequence[Mapping[str, np.ndarray]]]
+
+    def val_sets(self) -> list[str]:
+        return [s for s, k in zip(self.table.sets, self.table.kinds, strict=True) if k == "val"]
+
+    def meta_sets(self) -> list[str]:
+        return [s for s, k in zip(self.table.sets, self.table.kinds, strict=True) if k == "meta"]
+
+    def true_acc(self, names: Sequence[str]) -> np.ndarray:
+        idx = {s: i for i, s in enumerate(self.table.sets)}
+        return self.table.acc[[idx[n] for n in names]]
+
+
+def oracle_predictions(
+    scores: Sequence[Mapping[str, np.ndarray]],
+    val: Sequence[str],
+    true_val: np.ndarray,
+    agg: Mapping,
+    names: Sequence[str] | None = None,
+) -> list[tuple[float, np.ndarray]]:
+    """Per seed: (tau, predicted accuracy of ``names``) with tau chosen on the validation sets
+    (``aggregate.tau: select``, uses validation labels) or fixed."""
+    names = list(val) if names is None else list(names)
+    out = []
+    for q in scores:
+        if agg["mode"] == "mean":
+            tau = float("nan")
+        elif agg["tau"] == "select":
+            tau, _ = select_tau([q[n] for n in val], true_val, agg["tau_grid"])
+        else:
+            tau = float(agg["fixed_tau"])
+        out.append((tau, np.array([set_accuracy(q[n], tau, agg["mode"]) for n in names])))
+    return out
+
+
+def ensemble(
+    qa: Sequence[Mapping[str, np.ndarray]], qb: Sequence[Mapping[str, np.ndarray]]
+) -> list[dict[str, np.ndarray]]:
+    """Seed-wise average of two oracles' per-sample scores (spec 2.9, RepVGG submission)."""
+    return [{k: ensemble_scores(a[k], b[k]) for k in a} for a, b in zip(qa, qb, strict=True)]
+
+
+def prediction_rows(results: Sequence[ModelResults], agg: Mapping, groups: Mapping[str, str]):
+    """Long table of every method's prediction on every validation set (and seed)."""
+    rows = []
+    for r in results:
+        val = r.val_sets()
+        true = r.true_acc(val)
+        idx = {s: i for i, s in enumerate(r.table.sets)}
+        for method in BASELINE_ORDER:
+            if method not in r.baselines:
+                continue
+            pred = r.baselines[method][[idx[n] for n in val]]
+            for n, t, p in zip(val, true, pred, strict=True):
+                rows.append((r.model, method, -1, float("nan"), n, groups[n], t, p))
+        methods = {"SYP (ORA-A)": r.q["ora_a"], "SYP (ORA-B)": r.q["ora_b"]}
+        methods["SYP (ORA-A+B ensemble)"] = ensemble(r.q["ora_a_adj"], r.q["ora_b"])
+        for method, q in methods.items():
+            for seed, (tau, pred) in enumerate(oracle_predictions(q, val, true, agg)):
+                for n, t, p in zip(val, true, pred, strict=True):
+                    rows.append((r.model, method, seed, tau, n, groups[n], t, p))
+    return pd.DataFrame(
+        rows, columns=["model", "method", "seed", "tau", "set", "group", "true_acc", "pred_acc"]
+    )
+
+
+def _rmse_stats(preds: list[tuple[float, np.ndarray]], true: np.ndarray) -> tuple[float, float]:
+    vals = np.array([rmse(true, p) for _, p in preds])
+    return float(vals.mean()), float(vals.std(ddof=1)) if len(vals) > 1 else 0.0
+
+
+def _fmt(mean: float, std: float, n: int) -> str:
+    return f"{mean:.2f} ± {std:.2f}" if n > 1 else f"{mean:.2f}"
+
+
+def table1(
+    results: Sequence[ModelResults], agg: Mapping, groups: Mapping[str, str]
+) -> pd.DataFrame:
+    """Table 1: RMSE of every method per classifier, with the per-group breakdown (spec 5)."""
+    pred = prediction_rows(results, agg, groups)
+    rows = []
+    for (model, method), df in pred.groupby(["model", "method"], sort=False):
+        row = {"model": model, "method": method}
+        for grp in ("clean", "corrupted", "natural", "overall"):
+            sub = df if grp == "overall" else df[df["group"] == grp]
+            per_seed = [rmse(s["true_acc"], s["pred_acc"]) for _, s in sub.groupby("seed")]
+            row[f"rmse_{grp}"] = float(np.mean(per_seed)) if per_seed else float("nan")
+            if grp == "overall":
+                row["rmse_std"] = float(np.std(per_seed, ddof=1)) if len(per_seed) > 1 else 0.0
+        row["n_seeds"] = int(df["seed"].nunique())
+        row["tau"] = (
+            ""
+            if df["tau"].isna().all()
+            else ",".join(f"{t:g}" for t in sorted(df["tau"].dropna().unique()))
+        )
+        row["uses_val_labels"] = bool(method.startswith("SYP") and agg["tau"] == "select")
+        row["in_paper"] = method in PAPER_TABLE1
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def table2(results: Sequence[ModelResults], agg: Mapping) -> pd.DataFrame:
+    """Table 2 analogue on the validation sets: ORA-A, + loss adjustment, + ORA-B ensemble.
+
+    The paper's numbers are on the private challenge test server (reported, not reproducible)."""
+    rows = []
+    for r in results:
+        val = r.val_sets()
+        true = r.true_acc(val)
+        configs = {
+            "Six indicators + ORA-A": r.q["ora_a"],
+            "+ Loss adjustment": r.q["ora_a_adj"],
+            "+ ORA-B ensemble": ensemble(r.q["ora_a_adj"], r.q["ora_b"]),
+        }
+        for name, q in configs.items():
+            m, s = _rmse_stats(oracle_predictions(q, val, true, agg), true)
+            rows.append(
+                {
+                    "model": r.model,
+                    "configuration": name,
+                    "rmse_val": m,
+                    "rmse_std": s,
+                    "n_seeds": len(q),
+                    "paper_test_rmse": PAPER_TABLE2[name],
+                    "paper_note": "challenge test server, not reproducible",
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def table3(
+    results: Sequence[ModelResults],
+    agg: Mapping,
+    ablations: Sequence[Sequence[str]],
+    groups: Mapping[str, str],
+) -> pd.DataFrame:
+    """Table 3: ORA-A with cumulative indicator subsets, overall and per validation group."""
+    rows = []
+    for r in results:
+        val = r.val_sets()
+        true = r.true_acc(val)
+        grp = np.array([groups[n] for n in val])
+        for cols in ablations:
+            key = "ora_a" if tuple(cols) == COLUMNS else "ind_" + "".join(c.lower() for c in cols)
+            preds = oracle_predictions(r.q[key], val, true, agg)
+            m, s = _rmse_stats(preds, true)
+            row = {"model": r.model, "indicators": ablation_label(cols), "rmse": m, "rmse_std": s}
+            for g in ("clean", "corrupted", "natural"):
+                sel = grp == g
+                row[f"rmse_{g}"] = (
+                    float(np.mean([rmse(true[sel], p[sel]) for _, p in preds]))
+                    if sel.any()
+                    else float("nan")
+                )
+            row["n_seeds"] = len(preds)
+            row["paper"] = _paper_pair(PAPER_TABLE3.get(ablation_label(cols)), results, r)
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _paper_pair(pair, results, r) -> float:
+    """The paper's number for the classifier at the same position (first = ResNet-56 analogue)."""
+    if pair is None:
+        return float("nan")
+    pos = [x.model for x in results].index(r.model)
+    return float(pair[pos]) if pos < 2 else float("nan")
+
+
+def table4(
+    results: Sequence[ModelResults],
+    agg: Mapping,
+    grid: Sequence[int],
+    base_r: int,
+    params: Mapping[tuple[str, str], int],
+) -> pd.DataFrame:
+    """Table 4: ORA-A expansion ratio r, mean ± std over seeds (spec 5)."""
+    rows = []
+    for r in results:
+        val = r.val_sets()
+        true = r.true_acc(val)
+        for e in grid:
+            key = "ora_a" if int(e) == base_r else f"r{int(e)}"
+            m, s = _rmse_stats(oracle_predictions(r.q[key], val, true, agg), true)
+            rows.append(
+                {
+                    "model": r.model,
+                    "r": int(e),
+                    "params": params.get((r.model, key), 0),
+                    "rmse": m,
+                    "rmse_std": s,
+                    "n_seeds": len(r.q[key]),
+                    "paper": _paper_pair(PAPER_TABLE4.get(int(e)), results, r),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def table5(results: Sequence[ModelResults], agg: Mapping) -> pd.DataFrame:
+    """Table 5: with vs without normalisation, and the constant-100 % predictor (spec check 16)."""
+    rows = []
+    for r in results:
+        val = r.val_sets()
+        true = r.true_acc(val)
+        for label, key in (("with normalisation", "ora_a"), ("without normalisation", "no_norm")):
+            preds = oracle_predictions(r.q[key], val, true, agg)
+            m, s = _rmse_stats(preds, true)
+            spread = float(np.mean([np.std(p) for _, p in preds]))
+            rows.append(
+                {
+                    "model": r.model,
+                    "setting": label,
+                    "rmse": m,
+                    "rmse_std": s,
+                    "pred_spread": spread,
+                    "paper": _paper_pair(PAPER_TABLE5[label], results, r),
+                }
+            )
+        rows.append(
+            {
+                "model": r.model,
+                "setting": "constant 100 % predictor",
+                "rmse": rmse(true, np.full(len(true), 100.0)),
+                "rmse_std": 0.0,
+                "pred_spread": 0.0,
+                "paper": float("nan"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def tau_table(results: Sequence[ModelResults], grid: Sequence[float]) -> pd.DataFrame:
+    """RMSE of every threshold of the grid on the validation sets (the tau selection, spec 2.9;
+    uses validation labels)."""
+    rows = []
+    for r in results:
+        val = r.val_sets()
+        true = r.true_acc(val)
+        for key, q in r.q.items():
+            for seed, qs in enumerate(q):
+                best, tab = select_tau([qs[n] for n in val], true, grid)
+                for tau, v in tab.items():
+                    rows.append(
+                        {
+                            "model": r.model,
+                            "variant": key,
+                            "seed": seed,
+                            "tau": tau,
+                            "rmse": v,
+                            "selected": tau == best,
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+def meta_fit(results: Sequence[ModelResults], agg: Mapping) -> pd.DataFrame:
+    """Figures 4-5 analogue data: GT vs ORA-A prediction on the meta-training sets (seed 0),
+    with the validation-selected tau."""
+    rows = []
+    for r in results:
+        val = r.val_sets()
+        meta = r.meta_sets()
+        true_val = r.true_acc(val)
+        (tau, pred), *_ = oracle_predictions(r.q["ora_a"][:1], val, true_val, agg, names=meta)
+        for n, t, p in zip(meta, r.true_acc(meta), pred, strict=True):
+            rows.append({"model": r.model, "set": n, "true_acc": t, "pred_acc": p, "tau": tau})
+    return pd.DataFrame(rows)

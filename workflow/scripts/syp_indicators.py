@@ -1,0 +1,29 @@
+"""Adapter: indicators, baseline scores and predictions of one classifier (rule syp_indicators)."""
+
+import logging
+
+logging.basicConfig(
+    filename=snakemake.log[0],  # noqa: F821
+    level=logging.INFO,
+    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+)
+
+from labelfree.syp.study import model_indicators  # noqa: E402
+
+sm = snakemake  # noqa: F821
+try:
+    kinds = dict(sm.params.kinds)
+    model_indicators(
+        infer=dict(zip(sm.params.names, sm.input.infer, strict=True)),
+        testsets=dict(zip(kinds, sm.input.testsets, strict=True)),
+        id_infer=sm.input.id_infer,
+        id_testset=sm.input.id_testset,
+        kinds=kinds,
+        cfg=sm.params.cfg,
+        seed=sm.params.seed,
+        out_npz=sm.output.npz,
+        out_baselines=sm.output.baselines,
+    )
+except Exception:
+    logging.getLogger("syp_indicators").exception("syp_indicators failed")
+    raise

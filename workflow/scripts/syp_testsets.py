@@ -1,0 +1,26 @@
+"""Adapter: every syp test set of the zoo's dataset (rule syp_testsets; spec 6.3-6.4)."""
+
+import logging
+
+logging.basicConfig(
+    filename=snakemake.log[0],  # noqa: F821
+    level=logging.INFO,
+    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+)
+
+from labelfree.syp.study import write_testsets  # noqa: E402
+
+sm = snakemake  # noqa: F821
+try:
+    write_testsets(
+        sm.input.train,
+        sm.input.source,
+        sm.input.holdout,
+        sm.params.out_dir,
+        sm.output.info,
+        sm.params.cfg,
+        sm.params.seed,
+    )
+except Exception:
+    logging.getLogger("syp_testsets").exception("syp_testsets failed")
+    raise
