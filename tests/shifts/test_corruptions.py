@@ -292,3 +292,20 @@ def test_bilinear_chunking_and_modes():
     inside_x = g.uniform(0, 8, (7, 9)).astype(np.float32)
     ref = ndimage.map_coordinates(x[0, ..., 1], [inside_y, inside_x], order=1)
     np.testing.assert_allclose(ops.bilinear(x[:1], inside_y, inside_x)[0, ..., 1], ref, atol=1e-5)
+
+
+def test_brightness_equals_hsv_round_trip():
+    """spec 5.2 (cifar): brightness adds c to the HSV value; the direct scaling is the same."""
+    from labelfree.shifts.corruptions import Context
+    from labelfree.shifts.corruptions import brightness as bright
+
+    g = np.random.default_rng(9)
+    x = g.random((20, 8, 8, 3)).astype(np.float32)
+    x[0] = 0.0  # black pixels become grey V'
+    x[1, ..., 0] = x[1, ..., 1]  # ties between channels
+    for c in (0.05, 0.3):
+        hsv = ops.rgb_to_hsv(x)
+        hsv[..., 2] = np.clip(hsv[..., 2] + c, 0, 1)
+        ref = ops.hsv_to_rgb(hsv)
+        got = bright(x, c, Context("cifar", 1.0, g))
+        np.testing.assert_allclose(got, ref, atol=1e-5)

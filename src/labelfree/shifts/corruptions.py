@@ -208,12 +208,18 @@ def fog(x: Array, c: tuple[float, float], ctx: Context) -> Array:
 
 
 def brightness(x: Array, c: float, ctx: Context) -> Array:
-    """Add ``c`` to the HSV value (RGB) or to the grey level (other channel counts), clip."""
+    """Add ``c`` to the HSV value (RGB) or to the grey level (other channel counts), clip.
+
+    For RGB, hue and saturation are kept and HSV -> RGB is linear in the value V = max(R, G, B),
+    so the round trip equals scaling each pixel by ``V' / V`` (grey ``V'`` where V = 0), which
+    is computed directly (tested against the explicit HSV round trip).
+    """
     if x.shape[-1] != 3:
         return np.clip(x + c, 0, 1)
-    hsv = ops.rgb_to_hsv(x)
-    hsv[..., 2] = np.clip(hsv[..., 2] + c, 0, 1)
-    return ops.hsv_to_rgb(hsv)
+    v = x.max(axis=-1, keepdims=True)
+    v_new = np.clip(v + np.float32(c), 0, 1)
+    scale = np.divide(v_new, v, out=np.zeros_like(v), where=v > 0)
+    return np.where(v > 0, x * scale, v_new)
 
 
 # ---------------------------------------------------------------------------------------------
