@@ -1,1 +1,193 @@
-# Rules of `laf` (placeholder until the layer lands).
+# Rules of `laf`: LaF labeling-free model ranking (../shared/specs/laf.md).
+# One analysis job per analysed zoo (every method on every test set of the zoo, rule laf_zoo),
+# then one job for every table and figure of the study (rule laf_tables).
+# Analysed zoos: config laf.zoos (default: all zoos) plus the clone controls of laf.clones, which
+# are built at analysis time from stored predictions (spec section 8).
+
+LAF = config["laf"]
+
+
+def laf_zoos():
+    return list(LAF["zoos"]) or list(ZOOS)
+
+
+LAF_CLONES = {c["name"]: c for c in LAF["clones"]}
+
+for _c in LAF_CLONES.values():
+    for _key in ("base", "source"):
+        if _c[_key] not in ZOOS:
+            raise WorkflowError(
+                f"Invalid configuration: laf.clones[{_c['name']}].{_key} = {_c[_key]!r} "
+                f"is not a configured zoo ({sorted(ZOOS)})"
+            )
+    if _c["name"] in ZOOS:
+        raise WorkflowError(
+            f"Invalid configuration: laf.clones name {_c['name']!r} is already a zoo"
+        )
+for _z in LAF["zoos"]:
+    if _z not in ZOOS:
+        raise WorkflowError(
+            f"Invalid configuration: laf.zoos lists {_z!r}, not a configured zoo ({sorted(ZOOS)})"
+        )
+
+
+def laf_analysed():
+    """Names of every analysed zoo: stored zoos, then clone controls."""
+    return laf_zoos() + list(LAF_CLONES)
+
+
+def laf_base(azoo):
+    return LAF_CLONES[azoo]["base"] if azoo in LAF_CLONES else azoo
+
+
+def laf_testsets(azoo):
+    """Test sets of an analysed zoo (for a clone control: those of base and source both)."""
+    if azoo not in LAF_CLONES:
+        return zoo_testsets(azoo)
+    src = set(zoo_testsets(LAF_CLONES[azoo]["source"]))
+    return [t for t in zoo_testsets(laf_base(azoo)) if t in src]
+
+
+def laf_zoo_inputs(wildcards):
+    azoo = wildcards.azoo
+    base = laf_base(azoo)
+    ts = laf_testsets(azoo)
+    inputs = {
+        "infer": [p for t in ts for p in infer_paths(base, t)],
+        "labels": [testset_path(zoo_dataset(base), t) for t in ts],
+    }
+    if azoo in LAF_CLONES:
+        src = LAF_CLONES[azoo]["source"]
+        inputs["source"] = [p for t in ts for p in infer_paths(src, t)]
+    return inputs
+
+
+def laf_zoo_params(azoo):
+    base = laf_base(azoo)
+    ts = laf_testsets(azoo)
+    spec = {
+        "zoo": azoo,
+        "dataset": zoo_dataset(base),
+        "models": zoo_models(base),
+        "testsets": [
+            {
+                "name": t,
+                "infer": infer_paths(base, t),
+                "labels": testset_path(zoo_dataset(base), t),
+            }
+            for t in ts
+        ],
+    }
+    if azoo in LAF_CLONES:
+        c = LAF_CLONES[azoo]
+        spec["clone"] = dict(
+            c,
+            source_infer=[infer_paths(c["source"], t) for t in ts],
+            source_models=zoo_models(c["source"]),
+        )
+    return spec
+
+
+LAF_RAW = ["metrics.csv.gz", "testsets.csv", "models.csv", "rq4.csv", "ces_guides.npz"]
+
+# (file stem, report subcategory) of every final table and figure; captions in report/laf/
+LAF_TABLES = [
+    ("rq1_id", "RQ1"),
+    ("rq1_id_jaccard", "RQ1"),
+    ("rq2_corruptions_spearman", "RQ2"),
+    ("rq2_corruptions_kendall", "RQ2"),
+    ("rq2_corruptions_by_severity", "RQ2"),
+    ("rq2_natural", "RQ2"),
+    ("rq2_natural_jaccard", "RQ2"),
+    ("rq3_ablation", "RQ3"),
+    ("rq4_subsets", "RQ4"),
+    ("rq4_quality_diversity", "RQ4"),
+    ("appendix_a1_budgets", "Appendix"),
+    ("appendix_a2_accuracy_range", "Appendix"),
+    ("efficiency", "Efficiency"),
+    ("conclusions", "Summary"),
+]
+LAF_FIGURES = [
+    ("rq1_spearman_budget", "RQ1"),
+    ("rq1_kendall_budget", "RQ1"),
+    ("rq2_natural_budget", "RQ2"),
+    ("rq2_corruptions", "RQ2"),
+    ("rq4_subsets", "RQ4"),
+    ("rq4_quality_diversity", "RQ4"),
+    ("appendix_a1_budgets", "Appendix"),
+]
+
+
+def laf_targets():
+    out = [f"results/laf/tables/{t}.csv" for t, _ in LAF_TABLES]
+    out += [f"results/laf/tables/{t}.md" for t, _ in LAF_TABLES]
+    out += [f"results/laf/figures/{f}.png" for f, _ in LAF_FIGURES]
+    out += [f"results/laf/figures/{f}.pdf" for f, _ in LAF_FIGURES]
+    return out
+
+
+STUDY_TARGETS["laf"] = laf_targets
+
+
+rule laf_zoo:
+    input:
+        unpack(laf_zoo_inputs),
+    output:
+        expand("results/laf/raw/{{azoo}}/{f}", f=LAF_RAW),
+    log:
+        "logs/laf/{azoo}.log",
+    benchmark:
+        "benchmarks/laf/{azoo}.tsv"
+    wildcard_constraints:
+        azoo="|".join(laf_analysed()) or "NO_LAF_ZOO",
+    threads: LAF["threads"]
+    resources:
+        mem_mb=LAF["mem_mb"],
+        runtime=LAF["runtime"],
+    params:
+        spec=lambda w: laf_zoo_params(w.azoo),
+        laf=LAF,
+        seed=SEED,
+        out_dir=lambda w: f"results/laf/raw/{w.azoo}",
+    script:
+        "../scripts/laf_zoo.py"
+
+
+rule laf_tables:
+    input:
+        raw=expand("results/laf/raw/{azoo}/{f}", azoo=laf_analysed(), f=LAF_RAW),
+    output:
+        **{
+            f"t_{t}": report(
+                f"results/laf/tables/{t}.csv",
+                caption=f"../report/laf/{t}.rst",
+                category="laf",
+                subcategory=sub,
+            )
+            for t, sub in LAF_TABLES
+        },
+        **{f"md_{t}": f"results/laf/tables/{t}.md" for t, _ in LAF_TABLES},
+        **{
+            f"f_{f}": report(
+                f"results/laf/figures/{f}.png",
+                caption=f"../report/laf/fig_{f}.rst",
+                category="laf",
+                subcategory=sub,
+            )
+            for f, sub in LAF_FIGURES
+        },
+        **{f"pdf_{f}": f"results/laf/figures/{f}.pdf" for f, _ in LAF_FIGURES},
+    log:
+        "logs/laf/tables.log",
+    threads: 1
+    resources:
+        mem_mb=LAF["mem_mb"],
+        runtime=30,
+    params:
+        zoos=laf_analysed(),
+        raw_dir="results/laf/raw",
+        tables_dir="results/laf/tables",
+        figures_dir="results/laf/figures",
+        laf=LAF,
+    script:
+        "../scripts/laf_tables.py"

@@ -253,18 +253,22 @@ def analyse_testset(
                     arr = met_all.setdefault(key, np.full((n, len(all_budgets), R), np.nan))
                     arr[g, cols, r] = val
                 rho[g, cols, r] = met["spearman"]
-        ces_guides = np.nanmean(rho, axis=2) if R else ces_guides
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # infeasible budgets: all NaN
+            ces_guides = np.nanmean(rho, axis=2)
         for grid, budgets in grids.items():
             cols = [all_budgets.index(b) for b in budgets]
             # Oracle: per repetition, the guide with the best Spearman averaged over the grid.
-            with np.errstate(all="ignore"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
                 avg = np.nanmean(rho[:, cols, :], axis=1)  # (n, R)
             best = np.nanargmax(np.where(np.isnan(avg), -np.inf, avg), axis=0)  # (R,)
             for ci, b in zip(cols, budgets, strict=True):
                 reps = np.arange(R)
                 best_met = {k: v[best, ci, reps] for k, v in met_all.items()}
                 rows += _rows(base, best_met, method="CES-best", grid=grid, budget=b, rep=reps)
-                with np.errstate(all="ignore"):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
                     mean_met = {k: np.nanmean(v[:, ci, :], axis=0) for k, v in met_all.items()}
                 rows += _rows(base, mean_met, method="CES-mean", grid=grid, budget=b, rep=reps)
         times["CES"] = time.perf_counter() - t0
