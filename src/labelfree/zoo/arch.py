@@ -8,8 +8,9 @@ exposes two named feature points (used by PACE's FL/LHL features, spec pace.md 2
 - ``penultimate``: the input of the last parameterised layer (the classifier head), flattened
   (PACE "LHL": "the input to the last parameterised layer").
 
-Models built here mark those points with the attributes ``feature_first`` (a module whose output
-is the feature) and ``head`` (the final ``nn.Linear``, whose input is the penultimate feature).
+Models built here mark those points with the attributes ``feature_first`` (the dotted name of
+the submodule whose output is the feature; a name, so the module is not registered twice) and
+``head`` (the final ``nn.Linear``, whose input is the penultimate feature).
 :func:`feature_points` finds the same points on foreign models (torchvision, hub, checkpoints).
 """
 
@@ -49,7 +50,7 @@ class MLP(nn.Module):
         blocks = [nn.Sequential(nn.Linear(a, b), nn.ReLU()) for a, b in zip(dims, dims[1:], strict=False)]
         self.body = nn.Sequential(*layers, *blocks)
         self.head = nn.Linear(dims[-1], num_classes)
-        self.feature_first = blocks[0] if blocks else self.head
+        self.feature_first = "body.1" if blocks else "head"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.body(x))
@@ -74,7 +75,7 @@ class LeNet(nn.Module):
             conv1, nn.MaxPool2d(**pool), conv2, nn.MaxPool2d(**pool), nn.Flatten(), *fcs
         )
         self.head = nn.Linear(dims[-1], num_classes)
-        self.feature_first = conv1
+        self.feature_first = "body.0"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.body(x))
@@ -120,7 +121,7 @@ class ResNet(nn.Module):
                 cin = width * mult
         self.body = nn.Sequential(stem, *blocks, nn.AdaptiveAvgPool2d(1), nn.Flatten())
         self.head = nn.Linear(cin, num_classes)
-        self.feature_first = stem
+        self.feature_first = "body.0"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.body(x))
@@ -148,7 +149,7 @@ class CNNTiny(nn.Module):
             nn.Flatten(),
         )
         self.head = nn.Linear(4 * width, num_classes)
-        self.feature_first = conv1
+        self.feature_first = "body.0"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.body(x))
@@ -196,8 +197,8 @@ def feature_points(model: nn.Module) -> dict[str, tuple[nn.Module, str]]:
     """
     first = getattr(model, "feature_first", None)
     head = getattr(model, "head", None)
-    if isinstance(first, nn.Module) and isinstance(head, nn.Linear):
-        return {"first": (first, "output"), "penultimate": (head, "input")}
+    if isinstance(first, str) and isinstance(head, nn.Linear):
+        return {"first": (model.get_submodule(first), "output"), "penultimate": (head, "input")}
     leaves = [
         m for m in model.modules()
         if not list(m.children()) and any(p.requires_grad for p in m.parameters(recurse=False))

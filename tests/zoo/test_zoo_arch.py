@@ -1,0 +1,67 @@
+"""Architectures: any input size and class count, named feature points, spec sizes."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from labelfree.zoo.arch import ARCHS, ArchError, build_model, feature_points, param_count
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("shape", [(8, 8, 1), (16, 16, 3), (5, 7, 1), (1, 1, 3)])
+def test_any_input_shape_and_class_count(arch, shape):
+    torch.manual_seed(0)
+    model = build_model(arch, shape, num_classes=7, width=4, depth=1).eval()
+    h, w, c = shape
+    out = model(torch.rand(3, c, h, w))
+    assert out.shape == (3, 7)
+    points = feature_points(model)
+    assert set(points) == {"first", "penultimate"}
+    assert points["penultimate"] == (model.head, "input")
+    # each parameter is registered once (no aliases in the state dict)
+    assert len(model.state_dict()) == len({id(t) for t in model.state_dict().values()})
+
+
+def test_cnn_tiny_is_the_spec_network():
+    # metamorphic.md 7.2: conv3x3 3->16, pool, 16->32, pool, 32->64, GAP, linear 64->10 (~25k params)
+    model = build_model("cnn_tiny", (32, 32, 3), num_classes=10, width=16)
+    convs = [m for m in model.modules() if isinstance(m, torch.nn.Conv2d)]
+    assert [(c.in_channels, c.out_channels, c.kernel_size) for c in convs] == [
+        (3, 16, (3, 3)),
+        (16, 32, (3, 3)),
+        (32, 64, (3, 3)),
+    ]
+    assert (model.head.in_features, model.head.out_features) == (64, 10)
+    expected = (3 * 16 * 9 + 16) + (16 * 32 * 9 + 32) + (32 * 64 * 9 + 64) + (64 * 10 + 10)
+    assert param_count(model) == expected == 24234
+
+
+def test_width_and_depth_shape_the_networks():
+    mlp = build_model("mlp", (8, 8, 1), 10, width=32, depth=3)
+    assert sum(isinstance(m, torch.nn.Linear) for m in mlp.modules()) == 4
+    assert build_model("mlp", (8, 8, 1), 10, width=32, depth=0).head.in_features == 64
+    r1 = build_model("resnet", (8, 8, 1), 10, width=8, depth=1)
+    r2 = build_model("resnet", (8, 8, 1), 10, width=8, depth=2)
+    assert param_count(r2) > param_count(r1)
+    assert r1.head.in_features == 32  # 4 x base width after three stages
+    lenet1 = build_model("lenet", (8, 8, 1), 10, width=6, depth=0)  # LeNet-1-like: no hidden fc
+    assert lenet1.head.in_features == 12 * 2 * 2
+
+
+def test_bad_architecture_arguments_are_named():
+    with pytest.raises(ArchError, match="unknown architecture 'vgg'"):
+        build_model("vgg", (8, 8, 1), 10)
+    with pytest.raises(ArchError, match="width=0"):
+        build_model("mlp", (8, 8, 1), 10, width=0)
+    with pytest.raises(ArchError, match="resnet needs depth"):
+        build_model("resnet", (8, 8, 1), 10, depth=0)
+
+
+def test_feature_points_of_a_foreign_model():
+    from torchvision.models import resnet18
+
+    model = resnet18(weights=None, num_classes=5)
+    points = feature_points(model)
+    assert points["first"] == (model.conv1, "output")
+    assert points["penultimate"] == (model.fc, "input")
