@@ -368,6 +368,9 @@ def frost_textures(height: int, width: int, count: int = 5) -> Array:
     """
     th, tw = 4 * height, 4 * width
     side = max(th, tw)
+    fy = sp_fft.fftfreq(th)[:, None]
+    fx = sp_fft.rfftfreq(tw)[None, :]
+    f2 = fy**2 + fx**2
     textures = []
     for k in range(count):
         g = np.random.default_rng(20190101 + k)
@@ -375,12 +378,11 @@ def frost_textures(height: int, width: int, count: int = 5) -> Array:
         ridge = np.zeros((th, tw))
         sigma, amp = side / 8, 1.0
         while sigma >= 0.5:
-            base += amp * _unit(
-                ndimage.gaussian_filter(g.standard_normal((th, tw)), sigma, mode="wrap")
-            )
-            ridge += amp * _unit(
-                ndimage.gaussian_filter(g.standard_normal((th, tw)), sigma, mode="wrap")
-            )
+            # periodic Gaussian smoothing of white noise in the Fourier domain
+            transfer = np.exp(-2 * np.pi**2 * sigma**2 * f2)
+            for field in (base, ridge):
+                noise = sp_fft.rfft2(g.standard_normal((th, tw)))
+                field += amp * _unit(sp_fft.irfft2(noise * transfer, s=(th, tw)))
             sigma, amp = sigma / 2, amp * 0.6
         base = _unit(base)
         veins = (1.0 - np.abs(2.0 * _unit(ridge) - 1.0)) ** 6
