@@ -1,1 +1,297 @@
-# Rules of `pace` (placeholder until the layer lands).
+# Rules of `pace`: PACE accuracy estimation (../shared/specs/pace.md) on the small-scale digits
+# subjects of spec section 7. Jobs: the study's input pools as test sets (pace_pool,
+# pace_mutated_inputs, pace_generated_inputs; inference runs the pace zoo on them), one job
+# gathering every subject (pace_subjects, also trains the rotation regressor), one job per
+# experiment (pace_experiment: main, features, alpha, dims, reducers, variants) and one job
+# writing every table and figure (pace_report).
+
+PACE = config["pace"]
+PACE_ON = study_enabled("pace")
+PACE_ZOO = PACE["zoo"]
+PACE_POOL = "id" if PACE["pool_shifts"] == 0 else "pace_shifted"
+# main: Tables 2-8; features: Fig. 4; alpha: Fig. 5; dims: Fig. 6; reducers: Fig. 7; variants: Fig. 8
+PACE_EXPERIMENTS = ["main", "features", "alpha", "dims", "reducers", "variants"]
+
+# Test-set groups a zoo may list (the pace zoo lists all three).
+TESTSET_GROUPS["pace_pool"] = [] if PACE_POOL == "id" else [PACE_POOL]
+TESTSET_GROUPS["pace_mutated"] = ["pace_patch", "pace_light"]
+TESTSET_GROUPS["pace_generated"] = ["pace_fgsm", "pace_bim"]
+
+if PACE_ON and PACE_ZOO not in ZOO_SHEETS:
+    raise WorkflowError(
+        f"Invalid configuration: pace.zoo = {PACE_ZOO!r} is not a configured zoo "
+        f"({sorted(ZOOS)}); add it under `zoos:` or set pace.enabled: false"
+    )
+
+
+def pace_sheet():
+    return ZOO_SHEETS[PACE_ZOO]
+
+
+def pace_models(mutants):
+    """Model ids of the pace zoo with (True) or without (False) a label_map."""
+    sheet = pace_sheet()
+    has_map = sheet["label_map"].astype(str).str.len() > 0
+    return sheet.loc[has_map == mutants, "model"].tolist()
+
+
+def pace_attack_model():
+    name = PACE["attack_model"] or (pace_models(False) or [""])[0]
+    if name not in zoo_models(PACE_ZOO):
+        raise WorkflowError(
+            f"Invalid configuration: pace.attack_model = {name!r} is not a model of zoo "
+            f"{PACE_ZOO!r}"
+        )
+    return name
+
+
+def pace_subject_specs():
+    """Classification subjects (spec 7): every model on the pool; non-mutant models on the
+    mutated pools; the attack model on the generated pools."""
+    sheet = pace_sheet().set_index("model")
+    mutants = set(pace_models(True))
+    tsets = zoo_testsets(PACE_ZOO)
+    for need in [
+        PACE_POOL,
+        *TESTSET_GROUPS["pace_mutated"],
+        *TESTSET_GROUPS["pace_generated"],
+    ]:
+        if need not in tsets:
+            raise WorkflowError(
+                f"Invalid configuration: zoo {PACE_ZOO!r} must list test set {need!r} "
+                "(groups pace_pool, pace_mutated, pace_generated) in its `testsets`"
+            )
+    for bad in PACE["mutated_models"]:
+        if bad not in sheet.index:
+            raise WorkflowError(
+                f"Invalid configuration: pace.mutated_models lists {bad!r}, not a model of "
+                f"zoo {PACE_ZOO!r}"
+            )
+    mutated = PACE["mutated_models"] or pace_models(False)
+    specs = []
+
+    def add(model, testset, itype):
+        specs.append(
+            {
+                "name": f"{model}@{testset}",
+                "model": model,
+                "testset": testset,
+                "input_type": itype,
+                "mutant": model in mutants,
+                "preprocessing": str(sheet.loc[model, "preprocessing"]),
+            }
+        )
+
+    for m in zoo_models(PACE_ZOO):
+        add(m, PACE_POOL, "original")
+    for t in TESTSET_GROUPS["pace_mutated"]:
+        for m in mutated:
+            add(m, t, "mutated")
+    for t in TESTSET_GROUPS["pace_generated"]:
+        add(pace_attack_model(), t, "generated")
+    return specs
+
+
+PACE_TABLES = {
+    "table2_3": "pace_table2_3_per_subject",
+    "best": "pace_table2_3_best_counts",
+    "table4": "pace_table4_statistics",
+    "table5": "pace_table5_task_type",
+    "table6": "pace_table6_accuracy_level",
+    "table7": "pace_table7_input_type",
+    "table8": "pace_table8_time",
+    "fig4_table": "pace_fig4_features",
+    "fig5_table": "pace_fig5_alpha",
+    "fig6_table": "pace_fig6_ica_dims",
+    "fig7_table": "pace_fig7_reducers",
+    "fig8_table": "pace_fig8_variants",
+    "conclusions": "pace_conclusions",
+}
+PACE_FIGURES = {
+    "fig_main": "pace_tables2_3_overview",
+    "fig4": "pace_fig4_features",
+    "fig5": "pace_fig5_alpha",
+    "fig6": "pace_fig6_ica_dims",
+    "fig7": "pace_fig7_reducers",
+    "fig8": "pace_fig8_variants",
+}
+
+
+def pace_report_outputs():
+    out = {}
+    for key, name in PACE_TABLES.items():
+        out[key] = report(
+            f"results/pace/tables/{name}.csv",
+            caption=f"../report/pace/{name}.rst",
+            category="pace",
+            subcategory="tables",
+        )
+        out[f"{key}_md"] = f"results/pace/tables/{name}.md"
+    for key, name in PACE_FIGURES.items():
+        out[key] = report(
+            f"results/pace/figures/{name}.png",
+            caption=f"../report/pace/{name}.rst",
+            category="pace",
+            subcategory="figures",
+        )
+        out[f"{key}_pdf"] = f"results/pace/figures/{name}.pdf"
+    return out
+
+
+def pace_targets():
+    if not PACE_ON:
+        return []
+    return [
+        *(f"results/pace/tables/{n}.csv" for n in PACE_TABLES.values()),
+        *(f"results/pace/figures/{n}.png" for n in PACE_FIGURES.values()),
+        "results/pace/tables/pace_subjects.csv",
+    ]
+
+
+STUDY_TARGETS["pace"] = pace_targets
+
+
+if PACE_ON:
+    PACE_DATASET = zoo_dataset(PACE_ZOO)
+
+    if PACE_POOL != "id":
+
+        rule pace_pool:
+            input:
+                pool=testset_path(PACE_DATASET, "id"),
+            output:
+                shifted=testset_path(PACE_DATASET, PACE_POOL),
+            log:
+                "logs/pace/pool.log",
+            threads: 1
+            resources:
+                mem_mb=PACE["mem_mb"],
+                runtime=PACE["runtime"],
+            params:
+                kind="shifted",
+                seed=SEED,
+            script:
+                "../scripts/pace_testsets.py"
+
+    rule pace_mutated_inputs:
+        input:
+            pool=testset_path(PACE_DATASET, PACE_POOL),
+        output:
+            patch=testset_path(PACE_DATASET, "pace_patch"),
+            light=testset_path(PACE_DATASET, "pace_light"),
+        log:
+            "logs/pace/mutated_inputs.log",
+        threads: 1
+        resources:
+            mem_mb=PACE["mem_mb"],
+            runtime=PACE["runtime"],
+        params:
+            kind="mutated",
+            seed=SEED,
+            mutation=PACE["mutation"],
+        script:
+            "../scripts/pace_testsets.py"
+
+    rule pace_generated_inputs:
+        input:
+            pool=testset_path(PACE_DATASET, PACE_POOL),
+            weights=f"{model_dir(PACE_ZOO, pace_attack_model())}/weights.safetensors",
+            meta=f"{model_dir(PACE_ZOO, pace_attack_model())}/meta.json",
+        output:
+            fgsm=testset_path(PACE_DATASET, "pace_fgsm"),
+            bim=testset_path(PACE_DATASET, "pace_bim"),
+        log:
+            "logs/pace/generated_inputs.log",
+        benchmark:
+            "benchmarks/pace/generated_inputs.tsv"
+        threads: PACE["threads"]
+        resources:
+            mem_mb=PACE["mem_mb"],
+            runtime=PACE["runtime"],
+        params:
+            kind="generated",
+            seed=SEED,
+            model_dir=model_dir(PACE_ZOO, pace_attack_model()),
+            preprocessing=str(
+                pace_sheet()
+                .set_index("model")
+                .loc[pace_attack_model(), "preprocessing"]
+            ),
+            attack=PACE["attack"],
+        script:
+            "../scripts/pace_testsets.py"
+
+    rule pace_subjects:
+        input:
+            infer=[
+                infer_path(PACE_ZOO, s["testset"], s["model"])
+                for s in pace_subject_specs()
+            ],
+            testsets=[
+                testset_path(PACE_DATASET, s["testset"]) for s in pace_subject_specs()
+            ],
+            train=dataset_split(PACE_DATASET, ZOOS[PACE_ZOO]["train_split"]),
+            pool=testset_path(PACE_DATASET, PACE_POOL),
+        output:
+            npz="results/pace/raw/subjects.npz",
+            csv=report(
+                "results/pace/tables/pace_subjects.csv",
+                caption="../report/pace/pace_subjects.rst",
+                category="pace",
+                subcategory="tables",
+            ),
+            md="results/pace/tables/pace_subjects.md",
+        log:
+            "logs/pace/subjects.log",
+        benchmark:
+            "benchmarks/pace/subjects.tsv"
+        threads: PACE["threads"]
+        resources:
+            mem_mb=PACE["mem_mb"],
+            runtime=PACE["runtime"],
+        params:
+            subjects=pace_subject_specs(),
+            regression=PACE["regression"],
+            mutation=PACE["mutation"],
+            seed=SEED,
+        script:
+            "../scripts/pace_subjects.py"
+
+    rule pace_experiment:
+        input:
+            subjects="results/pace/raw/subjects.npz",
+        output:
+            rows="results/pace/raw/{experiment}.csv",
+            timings="results/pace/raw/{experiment}_timings.json",
+        log:
+            "logs/pace/experiment_{experiment}.log",
+        benchmark:
+            "benchmarks/pace/experiment_{experiment}.tsv"
+        wildcard_constraints:
+            experiment="main|features|alpha|dims|reducers|variants",
+        threads: PACE["threads"]
+        resources:
+            mem_mb=PACE["mem_mb"],
+            runtime=PACE["runtime"],
+        params:
+            cfg=PACE,
+            seed=SEED,
+        script:
+            "../scripts/pace_experiment.py"
+
+    rule pace_report:
+        input:
+            rows=expand("results/pace/raw/{e}.csv", e=PACE_EXPERIMENTS),
+            timings=expand("results/pace/raw/{e}_timings.json", e=PACE_EXPERIMENTS),
+            meta="results/pace/tables/pace_subjects.csv",
+        output:
+            **pace_report_outputs(),
+            errors="results/pace/raw/errors.csv",
+        log:
+            "logs/pace/report.log",
+        threads: 1
+        resources:
+            mem_mb=PACE["mem_mb"],
+            runtime=PACE["runtime"],
+        script:
+            "../scripts/pace_report.py"

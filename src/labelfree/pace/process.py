@@ -35,10 +35,20 @@ def normalise(x: np.ndarray, how: str = "minmax") -> np.ndarray:
 
 def reduce(x: np.ndarray, algo: str = "fastica", d: int = 2, seed: int = 0) -> np.ndarray:
     """Reduce to ``d`` dimensions (spec 2.4): FastICA (random_state, max_iter=1000, tol=1e-4,
-    unit-variance whitening) or PCA / NMF / FA with scikit-learn defaults."""
+    unit-variance whitening) or PCA / NMF / FA with scikit-learn defaults. ``d`` is capped at
+    the numerical rank of the centred features (FastICA cannot whiten beyond it)."""
     from sklearn.decomposition import NMF, PCA, FactorAnalysis, FastICA
 
+    # Constant columns carry no information and break scikit-learn's FastICA sign fix
+    # (u *= sign(u[0]) zeroes every component when the first column is constant): drop them.
+    keep = np.ptp(x, axis=0) > 0
+    x = x[:, keep] if keep.any() else x[:, :1]
     d = int(min(d, x.shape[1], len(x)))
+    if algo in ("fastica", "fa"):  # whitening needs d <= rank (dead ReLU units lower it)
+        xc = x - x.mean(axis=0)
+        ev = np.linalg.eigvalsh(xc.T @ xc) if x.shape[1] <= len(x) else np.linalg.eigvalsh(xc @ xc.T)
+        rank = int((ev > max(ev.max(), 0.0) * 1e-10).sum())
+        d = max(1, min(d, rank))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence warnings are recorded by the caller's timing
         if algo == "fastica":
@@ -55,7 +65,16 @@ def reduce(x: np.ndarray, algo: str = "fastica", d: int = 2, seed: int = 0) -> n
             est = FactorAnalysis(n_components=d, random_state=seed)
         else:
             raise ValueError(f"reducer {algo!r} is not one of {REDUCERS}")
-        out = est.fit_transform(x)
+        try:
+            out = est.fit_transform(x)
+        except ValueError:
+            out = np.full((len(x), d), np.nan)
+        if algo == "fastica" and not np.isfinite(out).all():
+            # eigh whitening of a rank-deficient covariance (dead units) can give NaN: use SVD
+            est.set_params(whiten_solver="svd")
+            out = est.fit_transform(x)
+    if not np.isfinite(out).all():
+        raise ValueError(f"reduce: {algo} to d={d} produced non-finite values")
     return np.ascontiguousarray(out, dtype=np.float64)
 
 

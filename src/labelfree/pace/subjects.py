@@ -18,6 +18,22 @@ from .experiment import Subject
 log = logging.getLogger(__name__)
 
 
+# ------------------------------------------------------------------------------ enlarged pool
+
+
+def shifted_pool(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The images plus their four one-pixel shifts (up, down, left, right; zero fill), labels
+    kept: spec 7's deterministic pool enlargement (5 x N inputs)."""
+    parts = [x]
+    for axis, step in ((1, -1), (1, 1), (2, -1), (2, 1)):
+        s = np.roll(x, step, axis=axis)
+        edge = [slice(None)] * 4
+        edge[axis] = 0 if step == 1 else -1
+        s[tuple(edge)] = 0
+        parts.append(s)
+    return np.concatenate(parts), np.concatenate([y] * 5)
+
+
 # ------------------------------------------------------------------------------ mutated pools
 
 

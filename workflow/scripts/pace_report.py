@@ -1,0 +1,24 @@
+"""Thin adapter: PACE Tables 2-8, Figures 4-8 and the conclusions (labelfree.pace.report)."""
+
+import logging
+import sys
+
+import pandas as pd
+
+from labelfree.pace.experiment import errors
+from labelfree.pace.report import write_all
+from labelfree.store import load_json, read_table
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
+sys.stderr = log_file
+logging.basicConfig(stream=log_file, level=logging.INFO, force=True,
+                    format="%(asctime)s %(levelname)s %(message)s")
+
+rows = pd.concat([read_table(p) for p in sm.input.rows], ignore_index=True)
+timings = pd.DataFrame([r for p in sm.input.timings for r in load_json(p)])
+meta = read_table(sm.input.meta)
+err = errors(rows)
+err.to_csv(sm.output.errors, index=False, float_format="%.6g")
+write_all(err, meta, timings, {k: v for k, v in sm.output.items()
+                              if k != "errors" and not k.endswith(("_md", "_pdf"))})

@@ -1,0 +1,49 @@
+"""Thin adapter: gather every PACE subject (features, item scores, confidences) into one npz
+(labelfree.pace.subjects; spec 2.2, 2.10, 7)."""
+
+import logging
+import sys
+
+import pandas as pd
+from threadpoolctl import threadpool_limits
+
+from labelfree.pace import subjects as S
+from labelfree.pace.experiment import save_subjects
+from labelfree.seeds import rng
+from labelfree.store import load_npz, read_image_set, save_table
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
+sys.stderr = log_file
+logging.basicConfig(stream=log_file, level=logging.INFO, force=True,
+                    format="%(asctime)s %(levelname)s %(message)s")
+log = logging.getLogger("pace_subjects")
+
+with threadpool_limits(sm.threads):
+    subjects = []
+    for spec, infer, tset in zip(sm.params.subjects, sm.input.infer, sm.input.testsets, strict=True):
+        ts = read_image_set(tset)
+        z = load_npz(infer, keys=("logits", "feat_first", "feat_penultimate"))
+        subjects.append(S.classification_subject(
+            spec["name"], spec["model"], spec["testset"], spec["input_type"], spec["mutant"],
+            ts.x, ts.y, z["logits"], z["feat_first"].astype("float32"),
+            z["feat_penultimate"].astype("float32"), spec["preprocessing"],
+        ))
+        log.info("%s: N=%d accuracy %.4f", spec["name"], subjects[-1].n, subjects[-1].truth)
+    reg = sm.params.regression
+    if reg["enabled"]:
+        train = read_image_set(sm.input.train)
+        pool = read_image_set(sm.input.pool)
+        m = sm.params.mutation
+        subs, info = S.regression_subjects(
+            train.x, pool.x, rng(sm.params.seed, "pace", "regression"), reg["max_angle_deg"],
+            reg["train_copies"], tuple(reg["hidden"]), sm.params.seed,
+            patch={"size": m["patch_size"], "count": tuple(m["patch_count"])},
+            light={"offset": tuple(m["light_offset"]), "contrast": tuple(m["light_contrast"])},
+        )
+        log.info("regression subjects: %s", info)
+        subjects += subs
+    save_subjects(sm.output.npz, subjects)
+    save_table(pd.DataFrame([s.meta() for s in subjects]).drop(columns="features"),
+               sm.output.csv, title="PACE subjects (Table 1 analogue): task, input type, accuracy, pool size",
+               float_format="%.4f")
