@@ -264,7 +264,8 @@ def centre_zoom(x: Array, zoom: float, mode: str = "nearest") -> Array:
         return resample_axis(resample_axis(x, ys, 1, mode), xs, 2, mode)
     my, mx = interp_matrix(ys, h, mode), interp_matrix(xs, w, mode)
     rows = np.matmul(my, x.reshape(n, h, w * c)).reshape(n, h, w, c)
-    return np.einsum("xw,nywc->nyxc", mx, rows, optimize=True)
+    cols = np.matmul(mx, rows.transpose(0, 3, 2, 1).reshape(n * c, w, h))
+    return cols.reshape(n, c, w, h).transpose(0, 3, 2, 1)
 
 
 def plasma_fractal(n: int, mapsize: int, wibbledecay: float, rng: np.random.Generator) -> Array:
