@@ -14,3 +14,14 @@ def digits_small() -> tuple[np.ndarray, np.ndarray]:
     d = load_digits()
     x = np.round(d.images[:300] * 255 / 16).astype(np.uint8)[..., None]
     return x, d.target[:300].astype(np.int64)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_torch_thread():
+    """Tiny models run fastest on one thread; on a shared CPU, more threads only spin."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -1,0 +1,150 @@
+"""Inference: identical to a bare eval loop, batch-size invariant, features via hooks, artefacts."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+import torch
+
+from labelfree.inference import (
+    InferenceError,
+    accuracy_heatmap,
+    accuracy_long,
+    accuracy_wide,
+    infer_zoo,
+    predict,
+    predict_dir,
+    resolve_device,
+)
+from labelfree.store import read_features, read_logits, write_image_set
+from labelfree.zoo import build_model, preprocess, save_model
+from labelfree.zoo.preprocess import PreprocessError
+
+
+def _model(arch, in_shape=(8, 8, 1), k=10, width=4, depth=1, seed=0):
+    torch.manual_seed(seed)
+    return build_model(arch, in_shape, k, width, depth).eval()
+
+
+def _bare_loop(model, x, batch_size):
+    """The reference: a plain model.eval() loop over the same tensors."""
+    model.eval()
+    t = torch.from_numpy(x).permute(0, 3, 1, 2).float() / 255.0
+    outs = []
+    with torch.no_grad():
+        for s in range(0, len(t), batch_size):
+            outs.append(model(t[s : s + batch_size]))
+    return torch.cat(outs).numpy()
+
+
+@pytest.mark.parametrize("arch", ["mlp", "lenet", "resnet", "cnn_tiny"])
+def test_logits_identical_to_a_bare_eval_loop(digits_small, arch):
+    x = digits_small[0][:200]
+    model = _model(arch)
+    for bs in (64, 200):
+        out = predict(model, x, "scale01", batch_size=bs, device="cpu")
+        assert out["logits"].dtype == np.float32
+        np.testing.assert_array_equal(out["logits"], _bare_loop(model, x, bs))
+
+
+@pytest.mark.parametrize("arch", ["mlp", "lenet", "resnet"])
+def test_batch_size_invariance(digits_small, arch):
+    x = digits_small[0][:60]
+    model = _model(arch)
+    ref = predict(model, x, batch_size=60, device="cpu")["logits"]
+    for bs in (1, 7, 32):
+        got = predict(model, x, batch_size=bs, device="cpu")["logits"]
+        # BLAS kernels may block differently per batch size: equal to float32 rounding
+        np.testing.assert_allclose(got, ref, rtol=0, atol=1e-5)
+        assert np.array_equal(got.argmax(1), ref.argmax(1))
+
+
+def test_features_are_the_named_layers(digits_small):
+    x = digits_small[0][:50]
+    mlp = _model("mlp", width=16, depth=2)
+    out = predict(mlp, x, device="cpu", features=("first", "penultimate"))
+    t = torch.from_numpy(x).permute(0, 3, 1, 2).float() / 255
+    with torch.no_grad():
+        first = torch.relu(mlp.body[1][0](t.flatten(1)))
+        penult = mlp.body(t)
+    np.testing.assert_array_equal(out["first"], first.numpy())
+    np.testing.assert_array_equal(out["penultimate"], penult.numpy())
+    assert not mlp.body[1]._forward_hooks and not mlp.head._forward_pre_hooks  # hooks removed
+    lenet = predict(_model("lenet", width=6), x, device="cpu", features=("first", "penultimate"))
+    assert lenet["first"].shape == (50, 6 * 8 * 8)  # conv1 map (after ReLU), flattened
+    assert lenet["penultimate"].shape == (50, 8 * 6)  # the hidden fc (LeNet's 84-unit layer)
+    res = predict(_model("resnet", width=8), x, device="cpu", features=("penultimate",))
+    assert res["penultimate"].shape == (50, 32)  # global-average-pooled vector
+    with pytest.raises(InferenceError, match="unknown feature"):
+        predict(mlp, x, features=("last",))
+
+
+def test_preprocessing_kinds():
+    x = np.array([[[[0], [255]]]], dtype=np.uint8)  # (1, 1, 2, 1)
+    assert preprocess(x, "scale01").tolist() == [[[[0.0, 1.0]]]]
+    assert preprocess(x, "center").tolist() == [[[[-1.0, 1.0]]]]
+    rgb = preprocess(x, "imagenet", channels=3)  # grey repeated to three channels
+    assert rgb.shape == (1, 3, 1, 2)
+    np.testing.assert_allclose(rgb[0, :, 0, 0].numpy(), [-0.485 / 0.229, -0.456 / 0.224, -0.406 / 0.225], rtol=1e-6)
+    big = preprocess(np.zeros((2, 30, 40, 3), np.uint8), "torchvision:ResNet18_Weights.IMAGENET1K_V1")
+    assert big.shape == (2, 3, 224, 224)
+    with pytest.raises(PreprocessError, match="unknown preprocessing 'zscore'"):
+        preprocess(x, "zscore")
+    with pytest.raises(PreprocessError, match="'imagenet' preprocessing needs 3 channels"):
+        preprocess(x, "imagenet")
+    xf = torch.full((1, 2, 2, 1), 128.0, requires_grad=True)  # differentiable (PACE FGSM)
+    preprocess(xf, "scale01").sum().backward()
+    assert torch.allclose(xf.grad, torch.full_like(xf, 1 / 255))
+
+
+def test_device_resolution():
+    assert resolve_device("cpu").type == "cpu"
+    assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(InferenceError, match="no CUDA device"):
+            resolve_device("cuda")
+    with pytest.raises(InferenceError, match="'tpu'"):
+        resolve_device("tpu")
+
+
+def test_infer_zoo_writes_every_model_on_every_test_set(tmp_path, digits_small):
+    x, y = digits_small
+    sets = []
+    for name, xs in (("id", x[:120]), ("noisy", np.clip(x[:120].astype(int) + 60, 0, 255).astype(np.uint8))):
+        write_image_set(tmp_path / f"{name}.npz", xs, y[:120])
+        sets.append(tmp_path / f"{name}.npz")
+    dirs = []
+    for i, arch in enumerate(("mlp", "lenet")):
+        d = tmp_path / "zoo" / arch
+        save_model(d, _model(arch, seed=i), {"model": arch, "arch": arch, "width": 4, "depth": 1,
+                                              "num_classes": 10, "input_shape": [8, 8, 1],
+                                              "preprocessing": "scale01", "family": "local"})
+        dirs.append(d)
+    grid = [[tmp_path / "infer" / s.stem / f"{d.name}.npz" for s in sets] for d in dirs]
+    log = io.StringIO()
+    infer_zoo(dirs, sets, grid, features=("penultimate",), batch_size=50, device="cpu", progress_file=log)
+    assert "inference" in log.getvalue() and "4/4" in log.getvalue()
+    for i, d in enumerate(dirs):
+        for j, s in enumerate(sets):
+            direct = predict_dir(d, np.load(s)["x"], batch_size=50, device="cpu", features=("penultimate",))
+            np.testing.assert_array_equal(read_logits(grid[i][j]), direct["logits"])
+            feat = read_features(grid[i][j], "penultimate")
+            np.testing.assert_allclose(feat, direct["penultimate"], rtol=1e-3, atol=1e-3)  # float16
+    long = accuracy_long(["mlp", "lenet"], ["id", "noisy"], grid, sets)
+    assert len(long) == 4 and set(long.columns) == {"model", "testset", "n", "accuracy"}
+    acc = (read_logits(grid[1][0]).argmax(1) == y[:120]).mean()
+    assert long.query("model == 'lenet' and testset == 'id'")["accuracy"].item() == pytest.approx(acc)
+    metas = [{"model": "mlp", "arch": "mlp", "params": 1, "val_accuracy": 0.5},
+             {"model": "lenet", "arch": "lenet", "params": 2, "val_accuracy": None}]
+    wide = accuracy_wide(long, metas)
+    assert wide.columns.tolist() == ["model", "arch", "params", "val_accuracy", "id", "noisy"]
+    assert wide["model"].tolist() == ["mlp", "lenet"]
+    fig = accuracy_heatmap(wide, ["id", "noisy"], title="t")
+    assert fig.axes[0].get_xticklabels()[1].get_text() == "noisy"
+
+
+def test_mismatched_output_grid_is_an_error(tmp_path):
+    with pytest.raises(InferenceError, match="grid"):
+        infer_zoo([tmp_path / "a"], [tmp_path / "s.npz"], [[]])
