@@ -124,8 +124,11 @@ def table_time(timings: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
             piv[f"PACE:{col}"] = pace[col].reindex(piv.index)
     piv = piv.reset_index()
     stats = []
-    for name, fn in (("Avg", np.nanmean), ("Min", np.nanmin), ("Max", np.nanmax), ("Std", np.nanstd)):
-        stats.append({"subject": name, **{c: fn(piv[c].to_numpy(float)) for c in piv.columns if c != "subject"}})
+    cols = [c for c in piv.columns if c != "subject"]
+    for name, fn in (("Avg", "mean"), ("Min", "min"), ("Max", "max"), ("Std", "std")):
+        # pandas skips NaN (approaches that do not apply) and gives NaN for all-NaN columns
+        agg = getattr(piv[cols].astype(float), fn)(axis=0, **({"ddof": 0} if fn == "std" else {}))
+        stats.append({"subject": name, **agg.to_dict()})
     return pd.concat([piv, pd.DataFrame(stats)], ignore_index=True)
 
 

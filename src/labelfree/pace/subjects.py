@@ -131,6 +131,9 @@ def rotate_images(x: np.ndarray, angles_rad: np.ndarray) -> np.ndarray:
     sin = np.sin(angles_rad)[:, None, None]
     src_y = cos * yy[None] - sin * xx[None] + cy  # inverse rotation of the output grid
     src_x = sin * yy[None] + cos * xx[None] + cx
+    # round away float noise (e.g. sin(pi) = 1e-16): a coordinate a hair outside the image
+    # would otherwise read the zero fill
+    src_y, src_x = np.round(src_y, 9), np.round(src_x, 9)
     idx = np.broadcast_to(np.arange(n)[:, None, None], src_y.shape)
     out = map_coordinates(img, [idx, src_y, src_x], order=1, mode="constant", cval=0.0)
     out = np.clip(np.rint(out), 0, 255).astype(np.uint8)[..., None]

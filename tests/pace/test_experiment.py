@@ -1,0 +1,105 @@
+"""PACE spec section 8, check C15 (every result row records the full configuration) and an
+end-to-end pass of the experiment and report code on synthetic subjects."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from labelfree.pace.experiment import (
+    EXPERIMENTS,
+    StudyParams,
+    Subject,
+    errors,
+    load_subjects,
+    run_subject,
+    save_subjects,
+)
+from labelfree.pace.report import write_all
+from labelfree.pace.subjects import light_images, patch_images, rotate_images, shifted_pool
+
+C15 = ["subject", "approach", "feature", "alpha", "reducer", "dim", "min_cluster_size",
+       "min_samples", "rounding", "art_mode", "seed", "rep", "budget", "size", "estimate",
+       "truth", "error", "seconds"]
+
+
+def _subject(name: str, task: str, acc: float, seed: int, n: int = 250) -> Subject:
+    rng = np.random.default_rng(seed)
+    lab = rng.integers(0, 4, n)
+    lhl = np.maximum(rng.normal(0, 2, (4, 12))[lab] + rng.normal(0, 0.4, (n, 12)), 0)
+    scores = (rng.random(n) < acc).astype(float)
+    feats = {"LHL": lhl, "ORI": rng.random((n, 16)), "FL": lhl[:, :6]}
+    conf = None
+    if task == "cls":
+        feats["CON"] = rng.dirichlet(np.ones(4), n)
+        conf = feats["CON"].max(axis=1)
+    return Subject(name, task, "original", False, "m", "id", scores, feats, conf)
+
+
+@pytest.fixture(scope="module")
+def subjects():
+    return [_subject("a", "cls", 0.9, 0), _subject("r", "reg", 0.95, 2)]
+
+
+def test_c15_rows_record_configuration(subjects):
+    params = StudyParams(budgets=(30, 40), reps=2, pace={"rounding": "reference"})
+    rows, _ = run_subject("main", subjects[0], params)
+    df = pd.DataFrame(rows)
+    assert set(C15) <= set(df.columns)
+    assert set(df.approach) == {"PACE", "SRS", "CES", "CSS"}
+    pace = df[df.approach == "PACE"]
+    assert (pace.rounding == "reference").all() and (pace.art_mode == "maximin").all()
+    assert (pace.min_cluster_size == 5).all()  # max(5, round(0.008 * 250))
+    assert len(df[df.approach == "SRS"]) == 2 * 2  # reps x budgets
+    np.testing.assert_allclose(df.error, 100 * (df.estimate - df.truth).abs())
+
+
+def test_subjects_roundtrip(tmp_path, subjects):
+    save_subjects(tmp_path / "s.npz", subjects)
+    back = load_subjects(tmp_path / "s.npz")
+    assert [s.name for s in back] == ["a", "r"]
+    assert back[1].confidence is None and "CON" not in back[1].features
+    np.testing.assert_array_equal(back[0].scores, subjects[0].scores)
+    np.testing.assert_array_equal(back[0].features["LHL"], subjects[0].features["LHL"].astype(np.float32))
+
+
+def test_all_experiments_and_report(tmp_path, subjects):
+    params = StudyParams(budgets=(30, 40), reps=2, dims=(2, 4), alphas=(0.5, 0.7, 0.8))
+    rows, timings = [], []
+    for kind in EXPERIMENTS:
+        for s in subjects:
+            r, t = run_subject(kind, s, params)
+            rows += [{"experiment": kind, **x} for x in r]
+            timings += t
+    err = errors(pd.DataFrame(rows))
+    assert (err.mse >= 0).all()
+    meta = pd.DataFrame([s.meta() for s in subjects])
+    keys = ["table2_3", "best", "table4", "table5", "table6", "table7", "table8", "conclusions"]
+    out = {k: str(tmp_path / f"{k}.csv") for k in keys}
+    for i in range(4, 9):
+        out[f"fig{i}"] = str(tmp_path / f"fig{i}.png")
+        out[f"fig{i}_table"] = str(tmp_path / f"fig{i}.csv")
+    out["fig_main"] = str(tmp_path / "main.png")
+    write_all(err, meta, pd.DataFrame(timings), out)
+    t23 = pd.read_csv(out["table2_3"])
+    assert set(t23.subject) == {"a", "r", "Avg"}
+    assert "CSS" not in set(t23[t23.subject == "r"].approach)  # no CSS for regression
+    concl = pd.read_csv(out["conclusions"])
+    assert len(concl) == 7 and concl.holds.isin([True, False]).all()
+
+
+def test_pool_transforms():
+    rng = np.random.default_rng(0)
+    x = rng.integers(1, 255, size=(20, 8, 8, 1), dtype=np.uint8)
+    p = patch_images(x, rng, size=3, count=(1, 1))
+    changed = (p != x).reshape(20, -1).sum(axis=1)
+    assert (changed == 9).all()  # one 3x3 zero patch, all pixels were non-zero
+    light = light_images(x, rng, offset=(50, 50), contrast=(1.0, 1.0))
+    np.testing.assert_array_equal(light, np.clip(x.astype(int) + 50, 0, 255))
+    big, y = shifted_pool(x, np.arange(20))
+    assert big.shape == (100, 8, 8, 1) and (y[20:40] == np.arange(20)).all()
+    np.testing.assert_array_equal(big[20:40, :-1], x[:, 1:])  # shifted up by one row
+    np.testing.assert_array_equal(rotate_images(x, np.zeros(20)), x)
+    r180 = rotate_images(x, np.full(20, np.pi))
+    np.testing.assert_array_equal(r180, x[:, ::-1, ::-1])
