@@ -1,0 +1,120 @@
+"""Experiment blocks and workflow steps of the alphatrim study (spec sections 3-5)."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from labelfree.alphatrim import experiment as ex
+from labelfree.alphatrim.pipeline import (
+    FIGURES,
+    TABLES,
+    analyse_experiment,
+    experiment_outputs,
+    train_experiment,
+    write_report,
+)
+
+STUDY = {
+    "seed": 7, "eps_a": 0.01, "bootstrap_B": 5, "alpha_grid": [0.0, 0.05, 0.1, 0.2, 0.4],
+    "alpha_censor": 0.5, "clip": 15.0, "clip_mode": "clip", "reference_mode": "pooled_resample",
+    "reference_fraction": 0.5, "ece_bins": 10, "representative_cut": 0.05,
+    "fig5_delta_n": "half", "top_band": 1.0, "threads": 1,
+}
+DATA = {"source": "make_classification", "n_samples": 900, "n_train": 300, "n_features": 8,
+        "n_informative": 4, "n_redundant": 2, "class_sep": 0.8, "flip_y": 0.03,
+        "positive": [], "negative": [], "binary": "none"}
+MODEL = {"arch": "mlp", "hidden": [8], "epochs": 2, "batch_size": 32, "lr": 0.05,
+         "momentum": 0.9, "conv": [4], "device": "cpu"}
+SOURCES = {"kind": "sources", "data": DATA, "model": MODEL, "curves": True,
+           "regimes": {"S_init": 4, "S_batch": 4, "S_all": 6},
+           "ensembles": {"models": 8, "sizes": [1, 2, 3], "reps": 3}}
+
+
+def test_regime_seeds_follow_spec_3_1():
+    init, batch = ex.regime_seeds("S_init", 5, 1, "e")
+    assert len(set(init)) == 5 and len(set(batch)) == 1
+    init, batch = ex.regime_seeds("S_batch", 5, 1, "e")
+    assert len(set(init)) == 1 and len(set(batch)) == 5
+    init, batch = ex.regime_seeds("S_all", 5, 1, "e")
+    assert len(set(init)) == 5 and len(set(batch)) == 5 and not set(init) & set(batch)
+    assert ex.regime_seeds("S_all", 5, 1, "e") == (init, batch)
+    with pytest.raises(ValueError, match="regime"):
+        ex.regime_seeds("S_none", 3, 1, "e")
+
+
+def test_outputs_and_validation():
+    out = experiment_outputs(SOURCES)
+    assert set(out["tables"]) == set(TABLES) - {"table5-transfer"}
+    assert set(out["figures"]) == {k for k in FIGURES if int(k[3:5]) <= 12}
+    bad = copy.deepcopy(SOURCES)
+    bad["regimes"]["S_init"] = 2
+    with pytest.raises(ValueError, match="at least 3"):
+        experiment_outputs(bad)
+    transfer = {**copy.deepcopy(SOURCES), "kind": "transfer"}
+    with pytest.raises(ValueError, match="S_all > 0 only"):
+        experiment_outputs(transfer)
+
+
+def test_tables_known_answers():
+    """Table I/II/III/IV columns from a hand-made per-model / ensembles frame (spec 4)."""
+    pm = pd.DataFrame({
+        "regime": ["S_all"] * 4, "model": ["a", "b", "c", "d"],
+        "alpha_hat": [0.0, 0.04, 0.2, 0.01], "accuracy": [90.0, 91.0, 91.0, 89.0],
+        "ece": [0.01, 0.02, 0.03, 0.04], "churn_vs_ensemble": [5, 6, 7, 8],
+        "avg_pairwise_churn": [1.0, 2.0, 3.0, 4.0], "ks_reject_rate_at_0": [0.0, 0.5, 1.0, 0.5],
+    })
+    t2 = ex.table2(pm, {"S_all": 92.0}, 0.05).iloc[0]
+    assert t2["accuracy range"] == "[89.000, 91.000]"
+    assert t2["accuracy range of runs with alpha_hat <= 0.05"] == "[89.000, 91.000]"
+    assert t2["share alpha_hat <= 0.05"] == 0.75
+    churn = np.array([[0, 3, 9, 4], [3, 0, 8, 5], [9, 8, 0, 6], [4, 5, 6, 0]])
+    pairs = ex.pair_table(pm, churn)
+    t3 = ex.table3({"S_all": pairs}, 0.05).iloc[0]
+    assert t3["range of pairwise churn"] == "[3, 9]"
+    assert t3["range among pairs with both alpha_hat <= 0.05"] == "[3, 5]"
+    assert bool(t3["strict sub-range"])
+    t4 = ex.table_top_band(pm, 1.0)
+    assert t4["model"].tolist() == ["a", "b", "c"]  # within 1 point of 91, sorted by alpha-hat
+    ens = pd.DataFrame({"M_ens": [1, 1, 3, 3], "rep": [0, 1, 0, 1],
+                        "alpha_hat": [0.1, 0.0, 0.0, 0.01], "accuracy": [90, 91, 92, 92],
+                        "churn_vs_full_ensemble": [10, 12, 2, 4], "ece": [0.1, 0.2, 0.1, 0.1],
+                        "linf_to_reference": [0.2, 0.05, 0.02, 0.03]})
+    t1 = ex.table1(ens, 0.05, 0.1)
+    assert t1["% alpha_hat <= 0.05"].tolist() == [50.0, 100.0]
+    assert t1["% L_inf <= delta_a"].tolist() == [50.0, 100.0]
+    assert t1["churn w.r.t. ensemble mean ± std"].tolist()[0] == "11.00 ± 1.41"
+
+
+@pytest.mark.parametrize("kind", ["sources", "transfer"])
+def test_pipeline_writes_every_declared_output(tmp_path, kind):
+    cfg = copy.deepcopy(SOURCES)
+    if kind == "transfer":
+        cfg.update(kind="transfer", regimes={"S_init": 0, "S_batch": 0, "S_all": 8},
+                   ensembles={"models": 0, "sizes": [2, 3], "reps": 3})
+    raw = {k: tmp_path / k for k in ("zoo.npz", "runs.csv", "pm.csv", "ens.csv", "raw.npz",
+                                      "sum.json")}
+    train_experiment("t", cfg, 3, {}, raw["zoo.npz"], raw["runs.csv"])
+    runs = pd.read_csv(raw["runs.csv"])
+    if kind == "sources":  # spec 7.16 through the workflow step
+        assert runs[runs.zoo == "S_batch"]["init_hash"].nunique() == 1
+        assert runs[runs.zoo == "S_init"]["order_hash"].nunique() == 1
+    analyse_experiment("t", cfg, STUDY, raw["zoo.npz"], raw["pm.csv"], raw["ens.csv"],
+                       raw["raw.npz"], raw["sum.json"])
+    write_report("t", cfg, STUDY, raw["zoo.npz"], raw["pm.csv"], raw["ens.csv"], raw["raw.npz"],
+                 raw["sum.json"], tmp_path / "tables", tmp_path / "figures")
+    want = experiment_outputs(cfg)
+    for key in want["tables"]:
+        assert (tmp_path / "tables" / f"t-{key}.csv").exists()
+        assert (tmp_path / "tables" / f"t-{key}.md").exists()
+    for key in want["figures"]:
+        assert (tmp_path / "figures" / f"t-{key}.png").exists()
+        assert (tmp_path / "figures" / f"t-{key}.pdf").exists()
+    # same seeds, same tables (ARCHITECTURE.md: reruns give identical tables)
+    again = tmp_path / "again.csv"
+    analyse_experiment("t", cfg, STUDY, raw["zoo.npz"], again, raw["ens.csv"], raw["raw.npz"],
+                       raw["sum.json"])
+    assert again.read_bytes() == raw["pm.csv"].read_bytes()
