@@ -9,8 +9,8 @@ creates (PACE's generated inputs, metamorphic follow-ups), so GPU work lives in 
   bare ``model.eval()`` loop with the same batch size.
 - Features: ``first`` (output of the first parameterised layer) and ``penultimate`` (input of the
   classifier head), captured with forward hooks (labelfree.zoo.arch.feature_points).
-- Speed: images are preprocessed in large chunks (one vectorised op per chunk), and batches are
-  views of the chunk, so the loop does no more work than a bare loop (bench/inference_throughput.py).
+- Speed: each batch is converted from uint8 on the device (only bytes cross the bus), with no
+  per-call work beyond the bare loop's (bench/inference_throughput.py compares the two).
 """
 
 from __future__ import annotations
@@ -33,10 +33,6 @@ from labelfree.zoo.io import load_model
 from labelfree.zoo.preprocess import preprocess
 
 log = logging.getLogger(__name__)
-
-#: Preprocessed bytes per chunk (chunks are preprocessed at once; batches are views into them).
-CHUNK_BYTES = 64 * 2**20
-
 
 class InferenceError(ValueError):
     """Bad inference arguments (unknown feature, device), naming the value at fault."""
@@ -111,26 +107,24 @@ def predict(
     if x.ndim != 4:
         raise InferenceError(f"images must be (N, H, W, C) uint8, got shape {x.shape}")
     dev = resolve_device(device)
-    model.eval().to(dev)
+    model.eval()
+    first = next(model.parameters(), None)
+    if first is not None and first.device != dev:
+        model.to(dev)
     channels = _input_channels(model, x)
     use_amp = bool(amp) and dev.type == "cuda"
     n = len(x)
     sink: dict[str, list[torch.Tensor]] = {f: [] for f in features}
     logits: list[torch.Tensor] = []
-    per_image = int(np.prod(x.shape[1:])) * 4 * (3 if channels == 3 and x.shape[3] == 1 else 1)
-    chunk = max(batch_size, (CHUNK_BYTES // max(per_image, 1)) // batch_size * batch_size)
-    if preprocessing.startswith("torchvision:"):
-        chunk = batch_size  # resizing transforms grow the images: keep chunks at one batch
     autocast = (
         torch.autocast(device_type="cuda", dtype=torch.float16) if use_amp else contextlib.nullcontext()
     )
     with torch.inference_mode(), autocast, _hooks(model, features, sink):
-        for c0 in range(0, n, chunk):
-            xc = preprocess(x[c0 : c0 + chunk], preprocessing, channels=channels, device=dev)
-            for b0 in range(0, len(xc), batch_size):
-                logits.append(model(xc[b0 : b0 + batch_size]))
-                if progress is not None:
-                    progress.update(min(batch_size, len(xc) - b0))
+        for b0 in range(0, n, batch_size):
+            xb = preprocess(x[b0 : b0 + batch_size], preprocessing, channels=channels, device=dev)
+            logits.append(model(xb))
+            if progress is not None:
+                progress.update(len(xb))
     out = {"logits": _gather(logits)}
     for f in features:
         out[f] = _gather(sink[f])

@@ -77,7 +77,10 @@ def preprocess(
             raise PreprocessError(
                 f"model expects {channels} input channels, images have {t.shape[1]}"
             )
-    t = t.float() if not t.is_floating_point() else t
+    if not t.is_floating_point():
+        t = t.float()
+        if kind == "scale01":  # fresh buffer: divide in place (same values as t / 255)
+            return t.div_(255.0).contiguous()
     if kind == "scale01":
         return (t / 255.0).contiguous()
     if kind == "center":
