@@ -118,3 +118,34 @@ def test_pipeline_writes_every_declared_output(tmp_path, kind):
     analyse_experiment("t", cfg, STUDY, raw["zoo.npz"], again, raw["ens.csv"], raw["raw.npz"],
                        raw["sum.json"])
     assert again.read_bytes() == raw["pm.csv"].read_bytes()
+
+
+def test_collect_spine_zoos_reads_two_class_logits(tmp_path):
+    """Source `zoos`: spine-trained runs enter the study through their inference artefacts."""
+    from labelfree.alphatrim.pipeline import collect_spine_zoos
+    from labelfree.store import load_npz, write_image_set, write_inference
+
+    gen = np.random.default_rng(0)
+    y = gen.integers(0, 2, size=40)
+    write_image_set(tmp_path / "id.npz", np.zeros((40, 4, 4, 1), np.uint8), y)
+    paths = []
+    for i in range(3):
+        paths.append(tmp_path / f"m{i}.npz")
+        write_inference(paths[-1], gen.normal(size=(40, 2)))
+    cfg = {**copy.deepcopy(SOURCES), "data": {**DATA, "source": "zoos",
+                                              "zoos": {"S_all": "spine_zoo"}}}
+    assert experiment_outputs(cfg)["tables"] == ["table2-sources", "table3-pairwise-churn",
+                                                 "table4-equal-accuracy"]
+    sheets = {"S_all": [{"model": f"m{i}", "seed": i, "batch_seed": 0} for i in range(3)]}
+    collect_spine_zoos("s", cfg, {"labels": str(tmp_path / "id.npz"),
+                                  "logits_S_all": [str(p) for p in paths]},
+                       sheets, tmp_path / "zoo.npz", tmp_path / "runs.csv")
+    z = load_npz(tmp_path / "zoo.npz")
+    assert z["logits_S_all"].shape == (3, 40, 2)
+    np.testing.assert_array_equal(z["y_test"], y)
+    assert pd.read_csv(tmp_path / "runs.csv")["model"].tolist() == ["m0", "m1", "m2"]
+    write_inference(paths[0], gen.normal(size=(40, 3)))
+    with pytest.raises(ValueError, match="two-class"):
+        collect_spine_zoos("s", cfg, {"labels": str(tmp_path / "id.npz"),
+                                      "logits_S_all": [str(p) for p in paths]},
+                           sheets, tmp_path / "zoo.npz", tmp_path / "runs.csv")

@@ -7,6 +7,7 @@
 from labelfree.alphatrim.pipeline import FIGURES as AT_FIGURES
 from labelfree.alphatrim.pipeline import TABLES as AT_TABLES
 from labelfree.alphatrim.pipeline import experiment_outputs as at_experiment_outputs
+from labelfree.alphatrim.pipeline import spine_zoos as at_spine_zoos
 
 AT = config["alphatrim"]
 AT_EXPS = AT["experiments"] if study_enabled("alphatrim") else {}
@@ -60,7 +61,38 @@ def at_zoo_inputs(wildcards):
             "train_feat": infer_path(zoo, "alphatrim-train", model),
             "test_feat": infer_path(zoo, "id", model),
         }
+    if data["source"] == "zoos":
+        inputs, datasets = {}, set()
+        for study_zoo, zoo in at_spine_zoos(AT_EXPS[wildcards.experiment]).items():
+            if zoo not in ZOO_SHEETS:
+                raise WorkflowError(
+                    f"Invalid configuration: {where}.zoos names {zoo!r}, not a key of `zoos`"
+                )
+            if data["testset"] not in zoo_testsets(zoo):
+                raise WorkflowError(
+                    f"Invalid configuration: {where}.testset {data['testset']!r} is not a "
+                    f"test set of zoo {zoo!r}"
+                )
+            datasets.add(zoo_dataset(zoo))
+            inputs[f"logits_{study_zoo}"] = infer_paths(zoo, data["testset"])
+        if len(datasets) != 1:
+            raise WorkflowError(
+                f"Invalid configuration: {where}.zoos must share one dataset, got {datasets}"
+            )
+        inputs["labels"] = testset_path(datasets.pop(), data["testset"])
+        return inputs
     return {}
+
+
+def at_sheets(experiment):
+    """Source `zoos`: study zoo -> sheet rows (model, seed, batch_seed) of its spine zoo."""
+    cfg = AT_EXPS[experiment]
+    if cfg["data"]["source"] != "zoos":
+        return {}
+    return {
+        z: ZOO_SHEETS[zoo][["model", "seed", "batch_seed"]].to_dict("records")
+        for z, zoo in at_spine_zoos(cfg).items()
+    }
 
 
 # Snakemake's parser reads a line starting with `report` as its keyword: call it via an alias.
@@ -149,6 +181,7 @@ rule alphatrim_zoo:
         name=lambda wc: wc.experiment,
         cfg=lambda wc: AT_EXPS[wc.experiment],
         seed=AT["seed"],
+        sheets=lambda wc: at_sheets(wc.experiment),
     script:
         "../scripts/alphatrim_zoo.py"
 

@@ -2,11 +2,17 @@
 
 import logging
 
-from labelfree.alphatrim.pipeline import train_experiment
+from labelfree.alphatrim.pipeline import collect_spine_zoos, train_experiment
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, force=True,
                     format="%(asctime)s %(levelname)s %(message)s")
-inputs = {k: str(v) for k, v in sm.input.items()}
-train_experiment(sm.params.name, sm.params.cfg, sm.params.seed, inputs, sm.output.zoo,
-                 sm.output.runs, threads=sm.threads)
+if sm.params.cfg["data"]["source"] == "zoos":  # runs trained by the spine's zoo layer
+    inputs = {k: (list(map(str, v)) if k.startswith("logits_") else str(v))
+              for k, v in sm.input.items()}
+    collect_spine_zoos(sm.params.name, sm.params.cfg, inputs, sm.params.sheets, sm.output.zoo,
+                       sm.output.runs)
+else:
+    inputs = {k: str(v) for k, v in sm.input.items()}
+    train_experiment(sm.params.name, sm.params.cfg, sm.params.seed, inputs, sm.output.zoo,
+                     sm.output.runs, threads=sm.threads)

@@ -59,8 +59,27 @@ FIGURES = {
 }
 
 
+def spine_zoos(cfg: Mapping[str, Any]) -> dict[str, str]:
+    """Source ``zoos``: study zoo name (regime or E1_all) -> spine zoo name, in study order."""
+    names = cfg["data"].get("zoos", {}) or {}
+    out = {r: names[r] for r in ex.REGIMES if names.get(r)}
+    if names.get("ensemble"):
+        out[ex.ENSEMBLE_ZOO] = names["ensemble"]
+    return out
+
+
 def experiment_zoos(cfg: Mapping[str, Any]) -> dict[str, int]:
-    """Zoo name -> number of models trained for an experiment (validated)."""
+    """Zoo name -> number of models trained for an experiment (validated).
+
+    For source ``zoos`` the runs come from spine zoos; sizes are -1 (known from their sheets).
+    """
+    if cfg["data"]["source"] == "zoos":
+        zoos = {z: -1 for z in spine_zoos(cfg)}
+        if not zoos:
+            raise ValueError("alphatrim experiment: data.source zoos needs data.zoos names")
+        if cfg["kind"] == "transfer" and set(zoos) != {"S_all"}:
+            raise ValueError("alphatrim experiment of kind `transfer` needs data.zoos.S_all only")
+        return zoos
     zoos = {r: int(cfg["regimes"][r]) for r in ex.REGIMES if int(cfg["regimes"][r]) > 0}
     for r, k in zoos.items():
         if k < 3:
@@ -146,6 +165,42 @@ def load_task(
                 raise ValueError(f"{where}: labels are not binary; set data.binary: even_odd")
         return xtr, ytr, xte, yte
     raise ValueError(f"alphatrim experiment {name}: unknown data.source {src!r}")
+
+
+def collect_spine_zoos(
+    name: str, cfg: Mapping[str, Any], inputs: Mapping[str, Any], sheets: Mapping[str, Any],
+    zoo_npz: str | Path, meta_csv: str | Path,
+) -> None:
+    """Source ``zoos``: gather the two-class logits of spine zoos into the study's zoo.npz.
+
+    inputs: ``labels`` (the test set) and ``logits_<study zoo>`` (inference npz per model, in
+    sheet order); sheets: study zoo -> list of sheet rows (model, seed, batch_seed).
+    """
+    from labelfree.store import read_image_set, read_logits
+
+    y = read_image_set(inputs["labels"]).y
+    if set(np.unique(y).tolist()) - {0, 1}:
+        raise ValueError(f"{inputs['labels']}: labels are not binary; the spine zoos of "
+                         f"experiment {name} must be trained on a two-class task")
+    arrays: dict[str, np.ndarray] = {"y_test": y.astype(np.int64)}
+    rows = []
+    for zoo, paths in ((z, inputs[f"logits_{z}"]) for z in spine_zoos(cfg)):
+        per_model = []
+        for path in paths:
+            lg = read_logits(path)
+            if lg.shape != (len(y), 2):
+                raise ValueError(f"{path}: need two-class logits of shape ({len(y)}, 2), got "
+                                 f"{lg.shape}")
+            per_model.append(lg)
+        logits = np.stack(per_model)
+        arrays[f"logits_{zoo}"] = logits
+        acc = accuracy(logit_gap(logits, clip_mode="none"), y)
+        for i, (r, a) in enumerate(zip(sheets[zoo], acc, strict=True)):
+            rows.append({"zoo": zoo, "index": i, "model": r["model"], "init_seed": r["seed"],
+                         "batch_seed": r["batch_seed"], "accuracy": a})
+        log.info("%s: %d runs of spine zoo %s", zoo, len(logits), spine_zoos(cfg)[zoo])
+    save_npz(zoo_npz, **arrays)
+    save_table(pd.DataFrame(rows), meta_csv, title=f"alphatrim {name}: runs of the spine zoos")
 
 
 def train_experiment(
