@@ -1,0 +1,57 @@
+"""The zoo and inference rules in a scratch directory: a user sheet mixing a local model and a
+checkpoint, trained/resolved, run on the `id` test set, and tabulated (docs/zoo.md)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import torch
+import yaml
+
+from labelfree.store import load_json, read_logits
+from labelfree.zoo import build_model
+
+REPO = Path(__file__).resolve().parents[2]
+SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
+
+
+@pytest.mark.slow
+def test_user_zoo_through_the_rules(tmp_path):
+    torch.manual_seed(0)
+    torch.save(build_model("mlp", (8, 8, 1), 10, width=8, depth=1).state_dict(), tmp_path / "mine.pt")
+    (tmp_path / "zoo.tsv").write_text(
+        "model\tsource\tarch\twidth\tepochs\tweights\n"
+        "trained\tlocal\tlenet\t4\t2\t\n"
+        "mine\tcheckpoint\tmlp\t8\t\tmine.pt\n"
+    )
+    studies = ("laf", "pace", "syp", "alphatrim", "metamorphic")
+    cfg = {
+        "seed": 0,
+        "datasets": {"digits": {"source": "digits", "splits": {"train": 0.4, "test": 0.6}}},
+        "zoos": {"user": {"dataset": "digits", "testsets": ["id"], "sheet": str(tmp_path / "zoo.tsv"),
+                          "features": ["penultimate"]}},
+        "inference": {"device": "cpu", "batch_size": 100},
+        **{s: {"enabled": False} for s in studies},
+    }
+    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(cfg))
+    cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "-d", str(tmp_path), "--configfile",
+           str(tmp_path / "cfg.yaml"), "--cores", "1", "results/infer/user/accuracy.csv"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    table = pd.read_csv(tmp_path / "results/infer/user/accuracy.csv")
+    assert table["model"].tolist() == ["trained", "mine"]
+    assert table.columns.tolist() == ["model", "arch", "params", "val_accuracy", "id"]
+    meta = load_json(tmp_path / "results/zoo/user/mine/meta.json")
+    assert meta["source"] == "checkpoint" and meta["checkpoint"] == "mine.pt"
+    logits = read_logits(tmp_path / "results/infer/user/digits/id/mine.npz")
+    assert logits.shape == (1078, 10)
+    log = (tmp_path / "logs/inference/user.log").read_text()
+    assert "2/2" in log  # progress in the job log
+    assert (tmp_path / "results/infer/user/accuracy.pdf").exists()
+    assert (tmp_path / "benchmarks/inference/user.tsv").exists()
