@@ -86,6 +86,13 @@ def test_baseline_scores():
     t = bl.atc_kit_threshold(p, y)
     assert bl.atc_kit_score(p, t) <= 100.0
     assert bl.doc_estimate(p, p, 0.8) == pytest.approx(80.0)
+    # Garg et al.: on the clean set itself the estimate equals the clean accuracy (within 1/N)
+    g = np.random.default_rng(0)
+    probs = softmax(g.normal(size=(500, 10)) * 3)
+    labels = np.where(g.random(500) < 0.7, probs.argmax(1), g.integers(0, 10, 500))
+    acc = 100 * np.mean(probs.argmax(1) == labels)
+    t = bl.atc_garg_threshold(probs, labels)
+    assert abs(bl.atc_garg_estimate(probs, t) - acc) <= 100 / 500 + 1e-9
     fit = bl.fit_linear(np.array([0.0, 1.0, 2.0]), np.array([10.0, 20.0, 30.0]))
     assert fit.slope == pytest.approx(10) and fit.r2 == pytest.approx(1.0)
     np.testing.assert_allclose(fit.predict(np.array([3.0])), [40.0])
@@ -132,7 +139,7 @@ def test_indicator_table_and_variants():
     for k in range(len(table.sets)):
         fd = table.x[table.rows(k), 5]
         assert np.all(fd == fd[0])  # check 5: FD constant within a set
-    assert set(table.scores) == {"ConfScore", "Entropy", "ATC", "FD", "DoC", "Rotation"}
+    assert set(table.scores) == {"ConfScore", "Entropy", "ATC", "FD", "DoC", "ATC-Garg", "Rotation"}
     # check 21: the oracle is trained on meta rows only - scrambling validation labels changes
     # nothing in the scores it produces
     v = Variant("a", oracle=OracleConfig(passes=2))

@@ -3,7 +3,7 @@
 #                     sets of the zoo's dataset (one job)
 #   (spine)           inference_<zoo> runs every model on them: logits + penultimate features
 #   syp_indicators    six indicators + baseline scores and predictions, per classifier (one job each)
-#   syp_oracle        one oracle variant, all seeds, per classifier (one job each)
+#   syp_oracle        every oracle variant (Tables 1-5), all seeds, per classifier (one job each)
 #   syp_tables        Tables 1-5, tau selection, predictions and figures (one job)
 
 import re
@@ -46,6 +46,11 @@ def syp_check():
 
 if study_enabled("syp"):
     syp_check()
+
+
+def syp_part(*keys):
+    """The config keys a rule depends on (so unrelated syp keys do not rerun it)."""
+    return {k: SYP[k] for k in keys}
 
 
 def syp_alternatives(names):
@@ -124,7 +129,7 @@ if SYP_ZOO in ZOOS:
             mem_mb=SYP["mem_mb"],
             runtime=SYP["runtime"],
         params:
-            cfg=SYP,
+            cfg=syp_part("meta_sets", "validation", "rotation"),
             seed=SEED,
             out_dir=f"results/testsets/{_SYP_DS}",
         script:
@@ -149,7 +154,7 @@ if SYP_ZOO in ZOOS:
             mem_mb=SYP["mem_mb"],
             runtime=SYP["runtime"],
         params:
-            cfg=SYP,
+            cfg=syp_part("atc_form", "blur_form", "image_form", "rotation"),
             seed=SEED,
             names=lambda wc: SYP_GROUPS["syp_ref"]
             + list(syp_sets())
@@ -162,22 +167,24 @@ if SYP_ZOO in ZOOS:
         input:
             f"{SYP_RAW}/{{model}}/indicators.npz",
         output:
-            q=f"{SYP_RAW}/{{model}}/oracle_{{variant}}.npz",
-            weights=f"{SYP_RAW}/{{model}}/oracle_{{variant}}.safetensors",
-            json=f"{SYP_RAW}/{{model}}/oracle_{{variant}}.json",
+            q=[f"{SYP_RAW}/{{model}}/oracle_{v}.npz" for v in SYP_VARIANTS],
+            weights=[
+                f"{SYP_RAW}/{{model}}/oracle_{v}.safetensors" for v in SYP_VARIANTS
+            ],
+            json=[f"{SYP_RAW}/{{model}}/oracle_{v}.json" for v in SYP_VARIANTS],
         log:
-            "logs/syp/oracle_{model}_{variant}.log",
+            "logs/syp/oracle_{model}.log",
         benchmark:
-            "benchmarks/syp/oracle_{model}_{variant}.tsv"
+            "benchmarks/syp/oracle_{model}.tsv"
         wildcard_constraints:
             model=syp_alternatives(_SYP_MODELS),
-            variant=syp_alternatives(SYP_VARIANTS),
         threads: SYP["threads"]
         resources:
             mem_mb=SYP["mem_mb"],
             runtime=SYP["runtime"],
         params:
-            cfg=SYP,
+            cfg=syp_part("oracle", "norm_train_scope", "tables"),
+            variants=SYP_VARIANTS,
             seeds=SYP["seeds"],
             seed=SEED,
         script:
@@ -267,7 +274,7 @@ if SYP_ZOO in ZOOS:
             mem_mb=SYP["mem_mb"],
             runtime=SYP["runtime"],
         params:
-            cfg=SYP,
+            cfg=syp_part("aggregate", "tables", "oracle"),
             models=_SYP_MODELS,
             variants=SYP_VARIANTS,
         script:

@@ -40,6 +40,19 @@ def atc_kit_score(probs: np.ndarray, t_s: float) -> float:
     return float(100.0 * np.mean(-entropy(probs) < t_s))
 
 
+def atc_garg_threshold(id_probs: np.ndarray, id_labels: np.ndarray) -> float:
+    """ATC as in Garg et al. (spec 3, option ``atc_correct``; not in the SYP paper): on ``s = -H``
+    the threshold ``t'`` with fraction(``s < t'``) = clean error, i.e. ``sorted(s)[round(err N)]``."""
+    err = 1.0 - float(np.mean(np.asarray(id_probs).argmax(axis=1) == id_labels))
+    s = np.sort(-entropy(id_probs))
+    return float(s[min(int(round(err * len(s))), len(s) - 1)])
+
+
+def atc_garg_estimate(probs: np.ndarray, t: float) -> float:
+    """Garg et al.'s ATC accuracy estimate (percent): fraction of samples with ``-H >= t'``."""
+    return float(100.0 * np.mean(-entropy(probs) >= t))
+
+
 def doc_estimate(probs: np.ndarray, id_probs: np.ndarray, id_acc: float) -> float:
     """DoC (not in paper): source accuracy minus the drop in mean confidence, in percent."""
     drop = conf_score(id_probs) - conf_score(probs)

@@ -45,7 +45,7 @@ PAPER_TABLE4 = {
     10: (3.17, 4.39),
 }
 PAPER_TABLE5 = {"with normalisation": (3.16, 3.65), "without normalisation": (32.99, 33.96)}
-BASELINE_ORDER = ("Rotation", "ConfScore", "Entropy", "ATC", "FD", "DoC")
+BASELINE_ORDER = ("Rotation", "ConfScore", "Entropy", "ATC", "FD", "DoC", "ATC-Garg")
 
 
 def ablation_label(cols: Sequence[str]) -> str:

@@ -112,11 +112,14 @@ def build_indicator_table(
     ref_stats: FeatureStats = feature_stats(train_feats)
     thr = atc_threshold(id_probs, id_labels)
     t_kit = bl.atc_kit_threshold(id_probs, id_labels)
+    t_garg = bl.atc_garg_threshold(id_probs, id_labels)
     head = None
     if train_rot_feats is not None:
         head = bl.fit_rotation_head(np.concatenate([train_feats, train_rot_feats]), seed=seed)
     xs, cs, ids, names, kinds, accs = [], [], [], [], [], []
-    scores: dict[str, list[float]] = {m: [] for m in ("ConfScore", "Entropy", "ATC", "FD", "DoC")}
+    scores: dict[str, list[float]] = {
+        m: [] for m in ("ConfScore", "Entropy", "ATC", "FD", "DoC", "ATC-Garg")
+    }
     if head is not None:
         scores["Rotation"] = []
     for k, (name, (kind, s)) in enumerate(sets.items()):
@@ -133,6 +136,7 @@ def build_indicator_table(
         scores["ATC"].append(bl.atc_kit_score(s.probs, t_kit))
         scores["FD"].append(fd)
         scores["DoC"].append(bl.doc_estimate(s.probs, id_probs, thr.accuracy))
+        scores["ATC-Garg"].append(bl.atc_garg_estimate(s.probs, t_garg))
         if head is not None:
             if s.rot_feats is None:
                 raise ValueError(f"set {name}: rotation baseline enabled but no rotated features")
@@ -142,6 +146,7 @@ def build_indicator_table(
         "id_accuracy": thr.accuracy,
         "id_n": float(thr.n),
         "atc_kit_t": t_kit,
+        "atc_garg_t": t_garg,
         "feat_dim": float(train_feats.shape[1]),
     }
     if head is not None:
@@ -262,7 +267,8 @@ def predicted_accuracies(
 def baseline_predictions(table: IndicatorTable) -> dict[str, tuple[np.ndarray, dict]]:
     """Every baseline's predicted accuracy (percent) for every set (spec 3).
 
-    Regression baselines are fitted on the meta-sets only; DoC is a direct estimate (not in paper).
+    Regression baselines are fitted on the meta-sets only; DoC and ATC-Garg are direct estimates
+    (not in the paper).
     Returns method -> (predictions (S,), fit info).
     """
     meta = np.array([k == "meta" for k in table.kinds])
@@ -276,7 +282,9 @@ def baseline_predictions(table: IndicatorTable) -> dict[str, tuple[np.ndarray, d
             fit.predict(s),
             {"slope": fit.slope, "intercept": fit.intercept, "r2_meta": fit.r2},
         )
-    out["DoC"] = (np.round(table.scores["DoC"], 6), {"direct": True})
+    for method in ("DoC", "ATC-Garg"):  # direct estimates, not in the paper
+        if method in table.scores:
+            out[method] = (np.round(table.scores[method], 6), {"direct": True})
     return out
 
 
