@@ -82,7 +82,8 @@ def fill(x: np.ndarray, region: np.ndarray, colours: np.ndarray, kind: str) -> n
     """All follow-ups of one kind for a batch: uint8 (n_colours, N, H, W, C).
 
     ``x`` uint8 (N, H, W, C); ``region`` bool (N, H, W) = R; ``colours`` uint8 (n, C);
-    ``kind`` ``obj`` paints R (MR-1) and ``bg`` paints B (MR-2). One broadcast ``np.where``.
+    ``kind`` ``obj`` paints R (MR-1) and ``bg`` paints B (MR-2). Vectorised over the batch: one
+    ``np.where`` select per colour.
     """
     if x.dtype != np.uint8 or x.ndim != 4:
         raise FollowupError(f"x must be uint8 NHWC, got {x.dtype} {x.shape}")
@@ -96,9 +97,11 @@ def fill(x: np.ndarray, region: np.ndarray, colours: np.ndarray, kind: str) -> n
         paint = ~region
     else:
         raise FollowupError(f"kind {kind!r} is not 'obj' or 'bg'")
-    return np.where(
-        paint[None, :, :, :, None], colours[:, None, None, None, :], x[None]
-    ).astype(np.uint8, copy=False)
+    out = np.empty((len(colours), *x.shape), dtype=np.uint8)
+    where = paint[..., None]
+    for ci in range(len(colours)):  # loop over <= 15 colours, never over images or pixels
+        out[ci] = np.where(where, colours[ci], x)  # one select over the whole batch
+    return out
 
 
 def fill_loop(x: np.ndarray, region: np.ndarray, colours: np.ndarray, kind: str) -> np.ndarray:

@@ -1,0 +1,544 @@
+"""Tables, figures and checks of the study (metamorphic.md 5, 7.3, 7.4), from the per-zoo
+verdict summaries and per-image tables written by :func:`labelfree.metamorphic.experiment.zoo_verdicts`.
+
+Every output names the paper table or figure it reproduces. :func:`write_report` is the single
+entry point of the `mm_report` rule.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from labelfree.metamorphic import analysis as an
+from labelfree.metamorphic.followups import COLOURSETS
+from labelfree.store import read_image_set, save_figure, save_json, save_table
+
+log = logging.getLogger(__name__)
+
+#: Final outputs (stem -> title) of the report rule, in results/metamorphic/tables/.
+TABLES = {
+    "table1-3_oracle_precision": "Tables 1-3 (RQ1): oracle precision of MR-1/MR-2 flags, measured "
+    "from the hidden masks of DigitScenes, with the false-positive categories",
+    "table4_colours": "Table 4 (RQ2): 3 vs 15 colours, contingency, chi-square (Yates) and Cramer's V",
+    "table5-6_prevalence": "Tables 5-6 (RQ3): unreliable inferences per model, count (ratio to #correct)",
+    "fig6_frequency": "Fig. 6 (RQ3): share of flagged inputs flagged by exactly n models",
+    "fig8_object_size": "Fig. 8 (RQ4): flagged-and-correct / all images per object-size bin",
+    "table7-8_accuracy": "Tables 7-8 (RQ5): accuracy of Unreliable / Reliable inferences",
+    "table7_wilcoxon": "RQ5: Reliable - Original gain (pp) and exact one-sided Wilcoxon p",
+    "fig9_training": "Fig. 9 (RQ6): accuracy and MR ratios over training epochs",
+    "fig10_accuracy": "Fig. 10 (RQ6): accuracy vs MR ratios across the zoo, Pearson r",
+    "bias_calibration": "Spec 7.3 pilot table: training bias x test bias -> accuracy and MR ratios",
+    "mr2_recall": "Beyond the paper: MR-2 recall against counterfactual ground truth (check H)",
+    "checks": "Checks A-H of metamorphic.md 7.4 (A-F hard, G-H soft)",
+}
+FIGURES = {
+    "fig6_frequency": "Fig. 6",
+    "fig8_object_size": "Fig. 8",
+    "fig9_training": "Fig. 9",
+    "fig10_accuracy": "Fig. 10",
+    "gallery": "Figs. 1, 2, 4, 5",
+}
+
+MR_LABEL = {"MR1": "MR-1", "MR2": "MR-2", "MR1&2": "MR-1&2"}
+
+
+def _pct(x: float) -> str:
+    return "nan" if x != x else f"{100 * x:.2f}%"
+
+
+def _reference_rows(sheet: pd.DataFrame, ref: Mapping[str, Any]) -> pd.DataFrame:
+    """Rows of the unbiased zoo with the reference width/seed and their largest epoch count."""
+    s = sheet[(sheet["width"] == ref["width"]) & (sheet["seed"] == ref["seed"])]
+    if s.empty:
+        s = sheet
+    return s[s["epochs"] == s["epochs"].max()]
+
+
+def select(summary: pd.DataFrame, **eq: Any) -> pd.DataFrame:
+    m = np.ones(len(summary), dtype=bool)
+    for k, v in eq.items():
+        m &= (summary[k] == v).to_numpy()
+    return summary[m]
+
+
+def main_rows(summary: pd.DataFrame, mm: Mapping[str, Any]) -> pd.DataFrame:
+    """Each zoo's models on its main base with the main colour set."""
+    parts = [
+        select(summary, zoo=z, base=zc["main"], colourset=mm["colourset_main"])
+        for z, zc in mm["zoos"].items()
+    ]
+    return pd.concat(parts, ignore_index=True) if parts else summary.iloc[:0]
+
+
+def write_report(
+    summary: pd.DataFrame,
+    images: pd.DataFrame,
+    mm: Mapping[str, Any],
+    out_dir: str | Path,
+    gallery: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Write every table, figure and the checks; returns the checks as a dict."""
+    out = Path(out_dir)
+    tdir, fdir = out / "tables", out / "figures"
+    unb = _zoo_of(mm, "unbiased")
+    ref = _reference_rows(select(summary, zoo=unb, base=mm["zoos"][unb]["main"],
+                                 colourset=mm["colourset_main"]), mm["reference"]) if unb else None
+    ref_model = str(ref["model"].iloc[0]) if ref is not None and len(ref) else None
+    res: dict[str, Any] = {"reference_model": ref_model}
+
+    # RQ1 ------------------------------------------------------------------------------------
+    rq1 = _rq1(summary, mm)
+    save_table(rq1, tdir / "table1-3_oracle_precision.csv", title=TABLES["table1-3_oracle_precision"])
+    # RQ2 ------------------------------------------------------------------------------------
+    rq2 = _rq2(images, mm)
+    save_table(rq2, tdir / "table4_colours.csv", title=TABLES["table4_colours"], float_format="%.4g")
+    # RQ3 ------------------------------------------------------------------------------------
+    mains = main_rows(summary, mm)
+    t5 = _prevalence(mains)
+    save_table(t5, tdir / "table5-6_prevalence.csv", title=TABLES["table5-6_prevalence"])
+    f6 = _fig6(images, mm, unb, fdir)
+    save_table(f6, tdir / "fig6_frequency.csv", title=TABLES["fig6_frequency"])
+    # RQ4 ------------------------------------------------------------------------------------
+    f8, rho_c = _fig8(images, mm, unb, ref_model, fdir)
+    save_table(f8, tdir / "fig8_object_size.csv", title=TABLES["fig8_object_size"])
+    # RQ5 ------------------------------------------------------------------------------------
+    t7 = _accuracy_table(mains)
+    save_table(t7, tdir / "table7-8_accuracy.csv", title=TABLES["table7-8_accuracy"])
+    w = _wilcoxon(mains, unb)
+    save_table(w, tdir / "table7_wilcoxon.csv", title=TABLES["table7_wilcoxon"], float_format="%.4g")
+    # RQ6 ------------------------------------------------------------------------------------
+    f9 = _fig9(summary, mm, unb, fdir)
+    save_table(f9, tdir / "fig9_training.csv", title=TABLES["fig9_training"])
+    f10, r10 = _fig10(mains, unb, fdir)
+    save_table(f10, tdir / "fig10_accuracy.csv", title=TABLES["fig10_accuracy"])
+    # bias calibration and recall ------------------------------------------------------------
+    bias = _bias_table(summary, mm, ref_model)
+    save_table(bias, tdir / "bias_calibration.csv", title=TABLES["bias_calibration"])
+    rec = _recall_table(summary, mm)
+    save_table(rec, tdir / "mr2_recall.csv", title=TABLES["mr2_recall"])
+    # checks ---------------------------------------------------------------------------------
+    checks = _checks(summary, mains, rq1, rq2, bias, f9, rho_c, r10, rec, mm, ref_model)
+    save_table(checks, tdir / "checks.csv", title=TABLES["checks"], float_format="%.4g")
+    res["checks"] = checks.to_dict("records")
+    save_json(res, out / "raw" / "checks.json")
+    # gallery ----------------------------------------------------------------------------------
+    _gallery(images, mm, ref_model, unb, gallery or {}, fdir)
+    return res
+
+
+def _zoo_of(mm: Mapping[str, Any], role: str) -> str | None:
+    zs = [z for z, c in mm["zoos"].items() if c["role"] == role]
+    return zs[0] if zs else None
+
+
+# ---------------------------------------------------------------------------------------------
+# RQ1
+# ---------------------------------------------------------------------------------------------
+
+
+def _rq1(summary: pd.DataFrame, mm: Mapping[str, Any]) -> pd.DataFrame:
+    """Tables 1-3: per model and MR on the RQ1 base (multi-label models on their main base)."""
+    rows = []
+    for zoo, zc in mm["zoos"].items():
+        base = mm["rq1"]["base"] if zc["role"] != "multilabel" else zc["main"]
+        s = select(summary, zoo=zoo, base=base, colourset=mm["colourset_main"])
+        for r in s.to_dict("records"):
+            for mr in ("MR1", "MR2"):
+                rows.append({
+                    "zoo": zoo, "model": r["model"], "role": zc["role"], "base": base,
+                    "MR": MR_LABEL[mr], "acc": r["acc"], "total_flags": r[f"{mr}_flags"],
+                    "cochran_sample": r[f"{mr}_cochran"], "TP": r[f"{mr}_tp"],
+                    "precision": r[f"{mr}_precision"],
+                    "FP_multiple": r[f"{mr}_fp_multiple"],
+                    "FP_multiple_also_incomplete": r[f"{mr}_fp_multiple_and_incomplete"],
+                    "FP_incomplete": r[f"{mr}_fp_incomplete"], "FP_other": r[f"{mr}_fp_other"],
+                    "share_multiple_all_correct": r["share_multiple_all"],
+                })
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# RQ2
+# ---------------------------------------------------------------------------------------------
+
+
+def _rq2(images: pd.DataFrame, mm: Mapping[str, Any]) -> pd.DataFrame:
+    """Table 4: per model (and pooled) 2x2 of 15- vs 3-colour verdicts on correct inferences."""
+    base, cs = mm["rq2"]["base"], mm["rq2"]["colourset"]
+    big = select(images, base=base, colourset=cs)
+    small = select(images, base=base, colourset=f"c3-from-{cs}")
+    rows = []
+    if big.empty or small.empty:
+        return pd.DataFrame(columns=["zoo", "model", "MR"])
+    keys = ["zoo", "model", "id"]
+    m = big.merge(small, on=keys, suffixes=("_15", "_3"))
+    m = m[m["correct_15"]]
+    groups = [(z, mo, g) for (z, mo), g in m.groupby(["zoo", "model"], sort=False)]
+    groups.append(("all", "pooled", m))
+    for zoo, model, g in groups:
+        for mr, col in (("MR1", "mr1"), ("MR2", "mr2")):
+            t = an.contingency(g[f"{col}_3"].to_numpy(), g[f"{col}_15"].to_numpy())
+            chi2, p, v = an.cramers_v(t)
+            rows.append({
+                "zoo": zoo, "model": model, "MR": MR_LABEL[mr], "n_correct": len(g),
+                "V15_violate_V3_violate": t[0, 0], "V15_violate_V3_not": t[0, 1],
+                "V15_not_V3_violate": t[1, 0], "V15_not_V3_not": t[1, 1],
+                "chi2_yates": chi2, "p": p, "cramers_v": v,
+            })
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# RQ3
+# ---------------------------------------------------------------------------------------------
+
+
+def _prevalence(mains: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for r in mains.to_dict("records"):
+        row = {"zoo": r["zoo"], "model": r["model"], "role": r["role"], "base": r["base"],
+               "task": r["task"], "acc": r["acc"], "acc_num": r["acc_num"]}
+        for mr in ("MR1", "MR2", "MR1&2"):
+            row[f"{MR_LABEL[mr]}"] = f"{r[f'{mr}_correct']} ({_pct(r[f'{mr}_ratio'])})"
+            row[f"{MR_LABEL[mr]} ratio"] = r[f"{mr}_ratio"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _fig6(images: pd.DataFrame, mm: Mapping[str, Any], unb: str | None, fdir: Path) -> pd.DataFrame:
+    from labelfree import plots
+
+    rows = []
+    if unb is not None:
+        base = mm["zoos"][unb]["main"]
+        im = select(images, zoo=unb, base=base, colourset=mm["colourset_main"])
+        models = list(dict.fromkeys(im["model"]))
+        for mr, col in (("MR1", "mr1"), ("MR2", "mr2"), ("MR1&2", "mr12")):
+            flags = np.stack([
+                (select(im, model=m)[col] & select(im, model=m)["correct"]).to_numpy() for m in models
+            ])
+            freq = an.flag_frequency(flags)
+            n_flagged = int(flags.any(axis=0).sum())
+            for k, f in enumerate(freq, start=1):
+                rows.append({"MR": MR_LABEL[mr], "n_models": k, "share": f, "n_inputs_flagged": n_flagged})
+    df = pd.DataFrame(rows)
+    fig, ax = plots.figure(width=5.0, height=3.0)
+    if not df.empty:
+        nm = int(df["n_models"].max())
+        for j, mr in enumerate(["MR-1", "MR-2", "MR-1&2"]):
+            d = df[df["MR"] == mr]
+            ax.bar(d["n_models"] + (j - 1) * 0.27, d["share"], width=0.27, label=mr)
+        ax.set_xticks(range(1, nm + 1))
+    ax.set_xlabel("number of models flagging the input (violated and correct)")
+    ax.set_ylabel("share of flagged inputs")
+    ax.set_title(f"Fig. 6 analogue: {unb} zoo")
+    ax.legend()
+    save_figure(fig, fdir / "fig6_frequency.png")
+    return df
+
+
+# ---------------------------------------------------------------------------------------------
+# RQ4
+# ---------------------------------------------------------------------------------------------
+
+
+def _fig8(images, mm, unb, ref_model, fdir) -> tuple[pd.DataFrame, float]:
+    from labelfree import plots
+
+    sb = mm["size_bins"]
+    im = select(images, zoo=unb, model=ref_model, base=mm["rq4"]["base"],
+                colourset=mm["colourset_main"]) if ref_model else images.iloc[:0]
+    rows = []
+    rho = float("nan")
+    fig, ax = plots.figure(width=4.5, height=3.0)
+    if not im.empty:
+        ratio = im["area_ratio"].to_numpy()
+        correct = im["correct"].to_numpy()
+        for mr, col in (("MR1", "mr1"), ("MR2", "mr2"), ("MR1&2", "mr12")):
+            x, rate, count = an.size_bin_rates(ratio, im[col].to_numpy() & correct, sb["width"],
+                                               sb["n"], sb["x_position"])
+            _, acc, _ = an.size_bin_rates(ratio, correct, sb["width"], sb["n"], sb["x_position"])
+            ok = count > 0
+            for b in np.nonzero(ok)[0]:
+                rows.append({"MR": MR_LABEL[mr], "bin": int(b), "x": x[b], "rate": rate[b],
+                             "n_images": int(count[b]), "accuracy": acc[b],
+                             "ratio_among_correct": rate[b] / acc[b] if acc[b] > 0 else np.nan})
+            ax.plot(x[ok], rate[ok], marker="o", label=MR_LABEL[mr])
+            if mr == "MR2":
+                rho = an.spearman(x[ok], rate[ok])
+    ax.set_xlabel("object area ratio (bin midpoint)")
+    ax.set_ylabel("flagged & correct / images in bin")
+    ax.set_title(f"Fig. 8 analogue: {ref_model}\nMR-2 Spearman rho = {rho:.2f}", fontsize=8)
+    ax.legend()
+    save_figure(fig, fdir / "fig8_object_size.png")
+    return pd.DataFrame(rows), rho
+
+
+# ---------------------------------------------------------------------------------------------
+# RQ5
+# ---------------------------------------------------------------------------------------------
+
+
+def _accuracy_table(mains: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    for r in mains.to_dict("records"):
+        row = {"zoo": r["zoo"], "model": r["model"], "base": r["base"], "task": r["task"],
+               "original": 100 * r["acc"]}
+        for mr in ("MR1", "MR2", "MR1&2"):
+            row[f"{MR_LABEL[mr]} unreliable"] = 100 * r[f"{mr}_acc"]
+            row[f"{MR_LABEL[mr]} reliable"] = 100 * r[f"non_{mr}_acc"]
+            row[f"{MR_LABEL[mr]} n_unreliable"] = r[mr]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _wilcoxon(mains: pd.DataFrame, unb: str | None) -> pd.DataFrame:
+    rows = []
+    groups = [("all models", mains)]
+    if unb is not None:
+        groups.insert(0, (unb, mains[mains["zoo"] == unb]))
+    for name, g in groups:
+        for mr in ("MR1", "MR2", "MR1&2"):
+            rel = 100 * g[f"non_{mr}_acc"].to_numpy()
+            orig = 100 * g["acc"].to_numpy()
+            gain = rel - orig
+            rows.append({"models": name, "MR": MR_LABEL[mr], "n_models": len(g),
+                         "mean_gain_pp": gain.mean() if len(g) else np.nan,
+                         "min_gain_pp": gain.min() if len(g) else np.nan,
+                         "max_gain_pp": gain.max() if len(g) else np.nan,
+                         "wilcoxon_p_one_sided": an.wilcoxon_greater(rel, orig) if len(g) else np.nan})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# RQ6
+# ---------------------------------------------------------------------------------------------
+
+
+def epoch_rows(sheet_like: pd.DataFrame, ep: Mapping[str, Any]) -> pd.DataFrame:
+    """Rows of one training run: same width and seed, differing only in epochs (checkpoints)."""
+    s = sheet_like[(sheet_like["width"] == ep["width"]) & (sheet_like["seed"] == ep["seed"])]
+    return s.sort_values("epochs").drop_duplicates("epochs")
+
+
+def _fig9(summary, mm, unb, fdir) -> pd.DataFrame:
+    from labelfree import plots
+
+    if unb is None:
+        return pd.DataFrame()
+    s = select(summary, zoo=unb, base=mm["zoos"][unb]["main"], colourset=mm["colourset_main"])
+    e = epoch_rows(s, mm["epochs"])
+    df = pd.DataFrame({"model": e["model"], "epochs": e["epochs"], "acc": e["acc"],
+                       "MR-1 ratio": e["MR1_ratio"], "MR-2 ratio": e["MR2_ratio"],
+                       "MR-1&2 ratio": e["MR1&2_ratio"]})
+    fig, ax = plots.figure(ncols=2, width=3.6, height=2.8)
+    ax[0].plot(df["epochs"], df["acc"], marker="o", color="k")
+    ax[0].set_xlabel("epoch")
+    ax[0].set_ylabel("accuracy")
+    ax[1].plot(df["epochs"], df["MR-1 ratio"], marker="o", label="MR-1")
+    ax[1].plot(df["epochs"], df["MR-2 ratio"], marker="s", label="MR-2")
+    ax[1].set_xlabel("epoch")
+    ax[1].set_ylabel("ratio to #correct")
+    ax[1].legend()
+    fig.suptitle(f"Fig. 9 analogue: width {mm['epochs']['width']}, seed {mm['epochs']['seed']}",
+                 fontsize=9)
+    save_figure(fig, fdir / "fig9_training.png")
+    return df
+
+
+def _fig10(mains, unb, fdir) -> tuple[pd.DataFrame, dict[str, float]]:
+    from labelfree import plots
+
+    g = mains[mains["zoo"] == unb] if unb is not None else mains.iloc[:0]
+    r = {mr: an.pearson(g["acc"], g[f"{mr}_ratio"]) for mr in ("MR1", "MR2", "MR1&2")}
+    fig, ax = plots.figure(width=4.5, height=3.2)
+    for mr, mk in (("MR1", "o"), ("MR2", "s"), ("MR1&2", "^")):
+        xv, yv = g["acc"].to_numpy(), g[f"{mr}_ratio"].to_numpy()
+        ax.scatter(xv, yv, marker=mk, label=f"{MR_LABEL[mr]} (r = {r[mr]:.2f})")
+        if len(xv) >= 2 and np.ptp(xv) > 0:
+            k, b = np.polyfit(xv, yv, 1)
+            xs = np.linspace(xv.min(), xv.max(), 10)
+            ax.plot(xs, k * xs + b, lw=1)
+    ax.set_xlabel("accuracy")
+    ax.set_ylabel("ratio to #correct")
+    ax.set_title(f"Fig. 10 analogue: {unb} zoo")
+    ax.legend(fontsize=7)
+    save_figure(fig, fdir / "fig10_accuracy.png")
+    rows = [{"model": m, "width": w_, "epochs": e, "acc": a, "MR-1 ratio": r1, "MR-2 ratio": r2,
+             "MR-1&2 ratio": r12}
+            for m, w_, e, a, r1, r2, r12 in zip(g["model"], g["width"], g["epochs"], g["acc"],
+                                                 g["MR1_ratio"], g["MR2_ratio"], g["MR1&2_ratio"],
+                                                 strict=True)]
+    rows.append({"model": "Pearson r", "acc": np.nan, "MR-1 ratio": r["MR1"],
+                 "MR-2 ratio": r["MR2"], "MR-1&2 ratio": r["MR1&2"]})
+    return pd.DataFrame(rows), r
+
+
+# ---------------------------------------------------------------------------------------------
+# spec 7.3 bias table, counterfactual recall
+# ---------------------------------------------------------------------------------------------
+
+
+def _bias_models(summary, mm, ref_model) -> list[tuple[str, str, str]]:
+    out = []
+    for zoo, zc in mm["zoos"].items():
+        if zc["role"] == "multilabel":
+            continue
+        models = [ref_model] if zc["role"] == "unbiased" else list(
+            dict.fromkeys(select(summary, zoo=zoo)["model"]))
+        out += [(zc["role"], zoo, m) for m in models if m]
+    return out
+
+
+def _bias_table(summary, mm, ref_model) -> pd.DataFrame:
+    rows = []
+    for role, zoo, model in _bias_models(summary, mm, ref_model):
+        s = select(summary, zoo=zoo, model=model, colourset=mm["colourset_main"])
+        for r in s.to_dict("records"):
+            rho = mm["testsets"][r["base"]]["options"].get("rho", 0.0)
+            rows.append({"training set": role, "zoo": zoo, "model": model, "test base": r["base"],
+                         "test rho": rho, "acc": r["acc"], "MR-1 ratio": r["MR1_ratio"],
+                         "MR-2 ratio": r["MR2_ratio"], "MR-1&2 ratio": r["MR1&2_ratio"]})
+    return pd.DataFrame(rows)
+
+
+def _recall_table(summary, mm) -> pd.DataFrame:
+    cols = [c for c in summary.columns if c.startswith("cf_")]
+    if not cols:
+        return pd.DataFrame(columns=["zoo", "model", "base"])
+    s = summary[(summary["colourset"] == mm["colourset_main"]) & summary["cf_recall"].notna()
+                | (summary["colourset"] == mm["colourset_main"]) & summary["cf_n_correct"].notna()]
+    keep = ["zoo", "role", "model", "base", "acc", "MR2_ratio", *cols]
+    return s[keep].reset_index(drop=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# checks A-H (spec 7.4)
+# ---------------------------------------------------------------------------------------------
+
+
+def _checks(summary, mains, rq1, rq2, bias, f9, rho_c, r10, rec, mm, ref_model) -> pd.DataFrame:
+    rows: list[dict[str, Any]] = []
+
+    def add(check, hard, what, value, threshold, passed):
+        rows.append({"check": check, "hard": hard, "what": what, "value": value,
+                     "threshold": threshold, "pass": bool(passed)})
+
+    base1 = mm["rq1"]["base"]
+    b = bias[bias["test base"] == base1] if not bias.empty else bias
+    unb = b[b["training set"] == "unbiased"]["MR-2 ratio"].mean() if not b.empty else np.nan
+    bia = b[b["training set"] == "biased"]["MR-2 ratio"].mean() if not b.empty else np.nan
+    gap = bia - unb
+    add("A", True, f"MR-2 ratio biased - unbiased on {base1}", gap, ">= 0.3", gap >= 0.3)
+    defined = mains[mains["acc_num"] > 0]
+    diff = (defined["MR2_ratio"] - defined["MR1_ratio"]).to_numpy()
+    add("B", True, f"min over {len(defined)} models (>0 correct) of MR-2 - MR-1 ratio (main bases)",
+        float(diff.min()) if diff.size else np.nan, "> 0", diff.size and (diff > 0).all())
+    add("C", True, f"Spearman rho of MR-2 rate over area bins ({ref_model})", rho_c, "< 0", rho_c < 0)
+    d_ok = ((mains["non_MR2_acc"] > mains["acc"]) & (mains["acc"] > mains["MR2_acc"])).to_numpy()
+    add("D", True, "models with MR-2 Reliable > Original > Unreliable accuracy",
+        f"{int(d_ok.sum())}/{len(d_ok)}", "all", len(d_ok) and d_ok.all())
+    pooled = rq2[rq2["model"] == "pooled"] if not rq2.empty else rq2
+    for mr in ("MR-1", "MR-2"):
+        r = pooled[pooled["MR"] == mr]
+        p = float(r["p"].iloc[0]) if len(r) else np.nan
+        v = float(r["cramers_v"].iloc[0]) if len(r) else np.nan
+        add("E", True, f"{mr}: 3 vs 15 colours, pooled over models (p, V)", f"p={p:.3g}, V={v:.3f}",
+            "p < 0.001 and V > 0.3", p < 1e-3 and v > 0.3)
+    single_rq1 = rq1[(rq1["base"] == base1)]
+    tot = single_rq1.groupby("MR")[["total_flags", "TP", "FP_multiple"]].sum()
+    if {"MR-1", "MR-2"} <= set(tot.index):
+        p1 = tot.loc["MR-1", "TP"] / max(tot.loc["MR-1", "total_flags"], 1)
+        p2 = tot.loc["MR-2", "TP"] / max(tot.loc["MR-2", "total_flags"], 1)
+        inv1 = tot.loc["MR-1", "total_flags"] - tot.loc["MR-1", "TP"]
+        share_inv = tot.loc["MR-1", "FP_multiple"] / inv1 if inv1 else np.nan
+        share_all = float(single_rq1["share_multiple_all_correct"].mean())
+    else:
+        p1 = p2 = share_inv = share_all = np.nan
+    add("F", True, f"oracle precision MR-2 vs MR-1 on {base1} (pooled)", f"{p2:.3f} vs {p1:.3f}",
+        "MR-2 > MR-1", p2 > p1)
+    add("F", True, "share of 'multiple' among invalid MR-1 flags vs among correct inferences",
+        f"{share_inv:.3f} vs {share_all:.3f}", "over-represented", share_inv > share_all)
+    # soft checks
+    sc = b[b["training set"] == "shortcut"]["MR-1 ratio"].mean() if not b.empty else np.nan
+    un1 = b[b["training set"] == "unbiased"]["MR-1 ratio"].mean() if not b.empty else np.nan
+    add("G", False, f"MR-1 ratio shortcut vs unbiased on {base1}", f"{sc:.3f} vs {un1:.3f}",
+        "shortcut > unbiased", sc > un1)
+    ml = mains[mains["task"] == "multi"]
+    sl = mains[mains["task"] == "single"]
+    if len(ml):
+        for mr in ("MR1", "MR2"):
+            a_, b_ = ml[f"{mr}_ratio"].mean(), sl[f"{mr}_ratio"].mean()
+            add("G", False, f"{MR_LABEL[mr]} ratio multi-label vs single-label (mean)",
+                f"{a_:.3f} vs {b_:.3f}", "multi > single", a_ > b_)
+    add("G", False, "Pearson r of accuracy and MR-2 ratio across the unbiased zoo", r10["MR2"],
+        "< 0", r10["MR2"] < 0)
+    if len(f9) >= 3:
+        last = f9["MR-2 ratio"].to_numpy()[-3:]
+        spread = float(np.abs(last - last.mean()).max())
+        add("G", False, "last 3 checkpoints: max |MR-2 ratio - their mean|", spread, "<= 0.05",
+            spread <= 0.05)
+    if not rec.empty and "cf_recall" in rec:
+        for r in rec.to_dict("records"):
+            add("H", False, f"MR-2 recall / false-alarm vs counterfactual: {r['model']} on {r['base']}",
+                f"recall={r['cf_recall']:.3f} (n={int(r['cf_n_bg_driven'])}), "
+                f"false alarm={r['cf_false_alarm']:.3f} (n={int(r['cf_n_obj_driven'])})",
+                "reported", True)
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# gallery (Figs. 1, 2, 4, 5)
+# ---------------------------------------------------------------------------------------------
+
+
+def _gallery(images, mm, ref_model, unb, paths: Mapping[str, str], fdir: Path) -> None:
+    """Source with its box, then obj-black/gray/white and bg-black/gray/white, per category."""
+    from labelfree import plots
+
+    fig, axes = None, None
+    cats: list[tuple[str, int]] = []
+    if paths and ref_model:
+        im = select(images, zoo=unb, model=ref_model, base=mm["rq1"]["base"], colourset="c3")
+        c = im["correct"]
+        pick = {
+            "MR-2 TP": im[c & im["mr2"] & im["mr2_valid"]],
+            "MR-1 TP": im[c & im["mr1"] & im["mr1_valid"]],
+            "MR-1 FP multiple": im[c & im["mr1"] & ~im["mr1_valid"] & ((im["defect"] & 1) > 0)],
+            "MR-1 FP incomplete": im[c & im["mr1"] & ~im["mr1_valid"] & ((im["defect"] & 2) > 0)],
+            "not flagged": im[c & ~im["mr1"] & ~im["mr2"]],
+        }
+        for name, d in pick.items():
+            cats += [(name, int(i)) for i in d["id"].to_numpy()[:2]]
+    if cats:
+        src = read_image_set(paths["base"])
+        fol = read_image_set(paths["followups"])
+        n = len(src)
+        fig, axes = plots.figure(ncols=7, nrows=len(cats), width=1.0, height=1.05)
+        axes = np.atleast_2d(axes)
+        titles = ["source + box"] + [f"obj-{c}" for c in COLOURSETS["c3"]] + [
+            f"bg-{c}" for c in COLOURSETS["c3"]]
+        for r, (name, i) in enumerate(cats):
+            for v in range(7):
+                ax = axes[r, v]
+                ax.imshow(fol.x[v * n + i], interpolation="nearest")
+                ax.set_xticks([])
+                ax.set_yticks([])
+                ax.grid(False)
+                if r == 0:
+                    ax.set_title(titles[v], fontsize=6)
+            x0, y0, x1, y1 = src.extras["boxes"][i]
+            axes[r, 0].add_patch(__import__("matplotlib.patches", fromlist=["Rectangle"]).Rectangle(
+                (x0 - 0.5, y0 - 0.5), x1 - x0, y1 - y0, fill=False, ec="red", lw=0.8))
+            axes[r, 0].set_ylabel(f"{name}\n#{i} y={src.y[i]}", fontsize=5)
+    else:
+        fig, ax = plots.figure(width=3, height=1)
+        ax.text(0.5, 0.5, "no flagged inferences to show", ha="center")
+        ax.axis("off")
+    save_figure(fig, fdir / "gallery.png")
