@@ -159,3 +159,18 @@ def test_local_zoo_writes_models_with_meta(tmp_path, digits_small):
     model, meta2 = load_model(dirs[1])
     assert not model.training and meta2 == meta
     assert state_dict_hash(model.state_dict()) == meta["weights_sha256"]
+
+
+def test_shorter_run_equals_the_longer_runs_epoch_checkpoint(digits_small):
+    # Rows that differ only in `epochs` are the per-epoch checkpoints of one run (the data order
+    # of epoch k does not depend on the total), as the metamorphic RQ6 zoo relies on.
+    states = {}
+
+    def keep(epoch, model, stats):
+        states[epoch] = state_dict_hash(model.state_dict())
+
+    x, y = digits_small
+    spec = TrainSpec(arch="lenet", width=4, epochs=3, batch_size=32, seed=1)
+    train_model(spec, x[:96], y[:96], num_classes=10, on_epoch_end=keep)
+    short = _train(digits_small, n=96, arch="lenet", width=4, epochs=2, seed=1)
+    assert _hash(short) == states[1] != states[2]
