@@ -190,7 +190,8 @@ def analyse_testset(
     max_probs = probs.max(axis=2).T
     det("CRC", bl.crc_scores(max_probs, params.crc_mode), time.perf_counter() - t0)
     other = "pairwise" if params.crc_mode == "mean" else "mean"
-    det(f"CRC ({other})", bl.crc_scores(max_probs, other), 0.0)
+    t0 = time.perf_counter()
+    det(f"CRC ({other})", bl.crc_scores(max_probs, other), time.perf_counter() - t0)
 
     # Sampling baselines (sections 3.1-3.3, 4.6).
     grids = {"main": bl.budget_grid(n, params.budget_max, params.budget_step, params.budget_min)}

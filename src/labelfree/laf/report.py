@@ -372,7 +372,8 @@ def table_conclusions(raw, zoos, clone_zoos: Sequence[str] = ()) -> pd.DataFrame
         "1",
         "LaF >> CRC on average, and CRC degrades sharply under shift",
         f"mean Spearman over all test sets of {', '.join(plain)}: LaF {l_mean:.3f} vs CRC "
-        f"{c_mean:.3f}; CRC ID {c_id:.3f} -> severity-5 corruptions {c_sev5:.3f}",
+        f"{c_mean:.3f}; CRC ID {c_id:.3f} -> severity-5 corruptions {c_sev5:.3f} (criterion: LaF - "
+        "CRC >= 0.1 and CRC drop >= 0.2)",
         l_mean - c_mean >= 0.1 and (np.isnan(c_sev5) or c_id - c_sev5 >= 0.2),
     )
     # 2. Tight zoo: LaF beats Random at small budgets; Random overtakes only late.
@@ -392,7 +393,8 @@ def table_conclusions(raw, zoos, clone_zoos: Sequence[str] = ()) -> pd.DataFrame
             f"{tight} (ID accuracy std {ts_id.diversity.min():.2f} points): LaF {laf_id:.3f}; "
             f"Random {rnd.loc[smallest]:.3f} at {int(smallest)} labels, "
             + ", ".join(f"{rnd.loc[b]:.3f} at {int(b)}" for b in rnd.index[-4:])
-            + f"; first budget where Random >= LaF: {cross}",
+            + f"; first budget where Random >= LaF: {cross} (criterion: LaF > Random at the "
+            "smallest budget, no crossover at or below 100 labels)",
             rnd.loc[smallest] < laf_id and (cross is None or cross > 100),
         )
         # 3. LaF deterministic; sampling baselines spread at small budgets.
@@ -403,7 +405,8 @@ def table_conclusions(raw, zoos, clone_zoos: Sequence[str] = ()) -> pd.DataFrame
             "LaF is deterministic (zero spread); sampling baselines have std ~0.1-0.2 at small "
             "budgets",
             f"{tight} ID at {int(smallest)} labels: std of Spearman over repetitions Random "
-            f"{sd:.3f}, SDS {sd_sds:.3f}; LaF has one deterministic result (unit test check 13)",
+            f"{sd:.3f}, SDS {sd_sds:.3f}; LaF has one deterministic result (unit test check 13) "
+            "(criterion: Random std >= 0.05)",
             sd >= 0.05,
         )
     # 4. Quality dependence.
@@ -418,7 +421,7 @@ def table_conclusions(raw, zoos, clone_zoos: Sequence[str] = ()) -> pd.DataFrame
         f"mean LaF Spearman: quality >= 80 %: {hi:.3f} ({(p_laf.quality >= 80).sum()} sets); "
         f"quality < 50 %: {lo:.3f} ({(p_laf.quality < 50).sum()} sets); accuracy std < 1 "
         f"point: {tight_rows:.3f} ({(p_laf.diversity < 1).sum()} sets); rank correlation "
-        f"quality vs LaF rho: {corr:.3f}",
+        f"quality vs LaF rho: {corr:.3f} (criterion: high - low >= 0.2, correlation > 0)",
         (np.isnan(lo) or hi - lo >= 0.2) and corr > 0,
     )
     # 5. Ablation.
@@ -427,7 +430,8 @@ def table_conclusions(raw, zoos, clone_zoos: Sequence[str] = ()) -> pd.DataFrame
         "5",
         "Ablation: full LaF at least as good as its variants on average (small margins)",
         "mean Spearman over all test sets: "
-        + ", ".join(f"{m} {var.get(m, np.nan):.3f}" for m in DETERMINISTIC[:3]),
+        + ", ".join(f"{m} {var.get(m, np.nan):.3f}" for m in DETERMINISTIC[:3])
+        + " (criterion: full >= best variant - 0.01)",
         var.get("LaF", np.nan)
         >= max(var.get("LaF w/o pruning", np.nan), var.get("LaF w/o optimizing", np.nan)) - 0.01,
     )
