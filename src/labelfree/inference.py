@@ -187,7 +187,7 @@ def infer_zoo(
             cache[j] = s
         return s
 
-    n_images = None
+    n_images = 0
     log.info(
         "inference: %d models x %d test sets on %s (batch %d, amp=%s, features=%s)",
         len(model_dirs), len(testset_paths), dev, batch_size, amp and dev.type == "cuda", list(features),
@@ -211,12 +211,12 @@ def infer_zoo(
                     )
                 feats = {f: res[f] for f in features}
                 write_inference(out_paths[i][j], res["logits"], **feats)
-                n_images = len(ts.x)
+                n_images += len(ts.x)
                 bar.update(1)
             del model
             if dev.type == "cuda":
                 torch.cuda.empty_cache()
-    log.info("inference done (%s images in the last test set)", n_images)
+    log.info("inference done: %d model x test set pairs, %d images in all", total, n_images)
 
 
 def accuracy_long(

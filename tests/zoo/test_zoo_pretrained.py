@@ -56,6 +56,7 @@ def test_cached_torchvision_weights_resolve_offline(torch_home, tmp_path):
     meta = resolve_row("z", _row(), tmp_path / "out")
     assert meta["preprocessing"] == "torchvision:MobileNet_V3_Small_Weights.IMAGENET1K_V1"
     assert meta["num_classes"] == 1000 and len(meta["categories"]) == 1000
+    assert meta["input_shape"] == [224, 224, 3]
     model, meta2 = load_model(tmp_path / "out")
     x = np.random.default_rng(0).integers(0, 256, (2, 40, 48, 3), dtype=np.uint8)
     out = predict(model, x, meta2["preprocessing"], device="cpu", features=("penultimate",))

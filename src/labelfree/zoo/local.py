@@ -7,8 +7,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import torch
 from tqdm import tqdm
 
 from labelfree.seeds import derive_seed
@@ -17,15 +15,6 @@ from labelfree.zoo.io import save_model
 from labelfree.zoo.train import TrainSpec, train_model, validation_split
 
 log = logging.getLogger(__name__)
-
-
-def resolve_device(device: str) -> torch.device:
-    """``auto`` -> CUDA when available, else CPU; ``cuda`` without a GPU is an error."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise RuntimeError(f"device {device!r} requested but CUDA is not available")
-    return torch.device(device)
 
 
 def train_local_zoo(
@@ -50,6 +39,8 @@ def train_local_zoo(
     num_classes = int(data.y.shape[1]) if multi else int(data.y.max()) + 1
     tr, va = validation_split(data.y, val_fraction, derive_seed(base_seed, zoo, "val"))
     x_tr, y_tr, x_va, y_va = data.x[tr], data.y[tr], data.x[va], data.y[va]
+    from labelfree.inference import resolve_device
+
     dev = resolve_device(device)
     log.info(
         "zoo %s: %d local models on %s (%d train / %d val images, %d classes, %s)",
@@ -89,8 +80,3 @@ def train_local_zoo(
             )
             metas.append(meta)
     return metas
-
-
-def val_accuracies(metas: list[dict[str, Any]]) -> np.ndarray:
-    """Validation accuracies of a list of meta dicts (NaN where absent)."""
-    return np.array([np.nan if m.get("val_accuracy") is None else m["val_accuracy"] for m in metas])

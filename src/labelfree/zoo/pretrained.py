@@ -84,6 +84,7 @@ def torchvision_model(arch: str, weights: str) -> tuple[nn.Module, dict[str, Any
             f"network and put it at {cached} (set TORCH_HOME to move the cache)."
         ) from None
     kwargs = tv_kwargs(arch, w)
+    crop = int(getattr(w.transforms(), "crop_size", [224])[0])  # the size the model sees
     model = get_model(arch, weights=None, **kwargs)
     load_into(model, state, f"{arch} ({w})")
     meta = {
@@ -94,7 +95,7 @@ def torchvision_model(arch: str, weights: str) -> tuple[nn.Module, dict[str, Any
         "weights_url": w.url,
         "num_classes": kwargs["num_classes"],
         "categories": list(w.meta["categories"]),
-        "input_shape": [int(w.meta.get("min_size", (224, 224))[0]), int(w.meta.get("min_size", (224, 224))[1]), 3],
+        "input_shape": [crop, crop, 3],
         "preprocessing": f"torchvision:{w}",
         "reported_metrics": w.meta.get("_metrics", {}),
     }
