@@ -61,14 +61,16 @@ class Attention(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, n, c = x.shape
-        qkv = self.qkv(x).reshape(b, n, 3, self.heads, c // self.heads)
         if n == 1 and not self.general:
             # Sequence length 1: softmax over one logit is exactly 1.0 and its gradient exactly 0,
-            # so attn @ v == dropout(1) * v bit for bit; skip the tiny batched matmuls (speed).
-            v = qkv[:, :, 2]  # (b, 1, heads, hd)
+            # so attn @ v == dropout(1) * v and q, k get exactly zero gradient. Only the v rows of
+            # the qkv projection are computed (same values and gradients, a third of the work).
+            v = nn.functional.linear(x, self.qkv.weight[2 * c :], self.qkv.bias[2 * c :])
+            v = v.reshape(b, n, self.heads, c // self.heads)
             keep = self.attn_drop(torch.ones(b, 1, self.heads, 1, dtype=x.dtype))
             out = (keep * v).reshape(b, n, c)
             return self.proj_drop(self.proj(out))
+        qkv = self.qkv(x).reshape(b, n, 3, self.heads, c // self.heads)
         qkv = qkv.permute(2, 0, 3, 1, 4)
         q, k, v = qkv[0], qkv[1], qkv[2]
         attn = (q @ k.transpose(-2, -1)) * self.scale
