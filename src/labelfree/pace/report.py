@@ -165,6 +165,14 @@ def figure_main(err: pd.DataFrame, png: str | Path) -> None:
     figure_settings(err, "main", MAIN, "Tables 2-3 analogue: PACE vs SRS / CES / CSS", png)
 
 
+def _is_worst(means: dict[str, float], name: str) -> bool:
+    """``name`` has the largest finite mean (False when nothing is finite, e.g. no such subjects)."""
+    vals = np.array(list(means.values()), dtype=float)
+    if not np.isfinite(vals).any():
+        return False
+    return list(means)[int(np.nanargmax(vals))] == name
+
+
 def _parts(parts: dict[str, bool]) -> str:
     return "; ".join(f"{k}: {'yes' if v else 'no'}" for k, v in parts.items())
 
@@ -199,7 +207,7 @@ def conclusions(err: pd.DataFrame, meta: pd.DataFrame, timings: pd.DataFrame) ->
                  "measured": f"clean: CSS {css_clean:.3f} vs SRS {srs_clean:.3f}; mutant+generated: "
                              + ", ".join(f"{a} {v:.3f}" for a, v in hard_means.items()),
                  "parts": _parts(parts2 := {"CSS<=SRS clean": css_clean <= srs_clean,
-                                            "CSS worst hard": np.nanargmax(list(hard_means.values())) == MAIN.index("CSS")}),
+                                            "CSS worst hard": _is_worst(hard_means, "CSS")}),
                  "holds": all(parts2.values())})
     f = setting_summary(err, "features").set_index("approach")["mean_mse"]
     if {"PACE-CON", "PACE-LHL", "PACE-ORI", "PACE-FL"} <= set(f.index):
