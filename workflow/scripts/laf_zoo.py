@@ -8,12 +8,15 @@ logging.basicConfig(
     format="%(asctime)s %(levelname)s %(name)s: %(message)s",
 )
 
+from threadpoolctl import threadpool_limits  # noqa: E402
+
 from labelfree.laf.experiment import StudyParams  # noqa: E402
 from labelfree.laf.study import SetInputs, pick_clone, run_study  # noqa: E402
 
 sm = snakemake  # noqa: F821
 spec = sm.params.spec
 log = logging.getLogger("laf_zoo")
+threadpool_limits(sm.threads)  # BLAS threads = the rule's threads (shared machines)
 try:
     testsets = [SetInputs(t["name"], tuple(t["infer"]), t["labels"]) for t in spec["testsets"]]
     clone = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -62,7 +62,6 @@ class StudyParams:
     crc_mode: str = "mean"
     rq4_ratios: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8, 1.0)
     rq4_draws: int = 10
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any]) -> StudyParams:
