@@ -511,7 +511,9 @@ def fig_corruptions(raw, zoos, png: Path):
     df = df[(df.source == "ours") & (df.corruption != "average")]
     zs = [z for z in zoos if z in set(df.zoo.astype(str))]
     fig, axes = plots.figure(nrows=max(1, len(zs)), width=10, height=2.6, squeeze=False)
-    methods = [m for m in ["Random", "SDS", "CES-best", "LaF", "CRC"] if m in df]
+    methods = [
+        m for m in ["Random", "SDS", "CES-best", "LaF", "CRC"] if m in df and df[m].notna().any()
+    ]
     for ax, z in zip(axes[:, 0], zs, strict=False):
         part = df[df.zoo.astype(str) == z].sort_values("corruption")
         x = np.arange(len(part))
