@@ -123,6 +123,12 @@ for _ds in DATASETS:
     rule:
         name:
             f"mm_testsets_{_ds}"
+        input:
+            [
+                dataset_split(_ds, MM_BASES[b]["split"])
+                for b in mm_dataset_bases(_ds)
+                if MM_BASES[b]["split"]
+            ],
         output:
             mm_dataset_outputs(_ds),
         log:
@@ -139,6 +145,11 @@ for _ds in DATASETS:
             mm=MM,
             seed=SEED,
             out_dir=f"results/testsets/{_ds}",
+            split_paths={
+                b: dataset_split(_ds, MM_BASES[b]["split"])
+                for b in mm_dataset_bases(_ds)
+                if MM_BASES[b]["split"]
+            },
         script:
             "../scripts/metamorphic_testsets.py"
 

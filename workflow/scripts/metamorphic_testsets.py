@@ -14,7 +14,8 @@ logging.basicConfig(
 )
 
 written = write_testsets(
-    sm.params.dataset, sm.params.bases, sm.params.mm, sm.params.seed, sm.params.out_dir
+    sm.params.dataset, sm.params.bases, sm.params.mm, sm.params.seed, sm.params.out_dir,
+    split_paths=sm.params.split_paths,
 )
 missing = sorted(set(map(str, sm.output)) - set(map(str, written)))
 if missing:

@@ -77,7 +77,8 @@ def check_config(mm: Mapping[str, Any], zoos: Mapping[str, Any], datasets: Mappi
         if len(cols) % 2 == 0:
             raise ExperimentError(f"metamorphic.coloursets.{name}: an odd number of colours is needed")
     for base, bcfg in mm["testsets"].items():
-        ds.check_options(bcfg["options"], f"metamorphic.testsets.{base}.options")
+        if not bcfg.get("split"):
+            ds.check_options(bcfg["options"], f"metamorphic.testsets.{base}.options")
         for cs in bcfg["coloursets"]:
             fu.resolve_colourset(cs, custom)
     for zoo, zcfg in mm["zoos"].items():
@@ -88,10 +89,11 @@ def check_config(mm: Mapping[str, Any], zoos: Mapping[str, Any], datasets: Mappi
                 f"metamorphic.zoos.{zoo}.main: {zcfg['main']!r} is not one of metamorphic.testsets "
                 f"{sorted(mm['testsets'])}"
             )
-        if datasets[zoos[zoo]["dataset"]]["source"] != "digitscenes":
+        uses_split = bool(mm["testsets"][zcfg["main"]].get("split"))
+        if datasets[zoos[zoo]["dataset"]]["source"] != "digitscenes" and not uses_split:
             raise ExperimentError(
                 f"metamorphic.zoos.{zoo}: its dataset {zoos[zoo]['dataset']!r} is not a digitscenes "
-                "dataset (other sources need annotation readers, config/paper/metamorphic-*.yaml)"
+                "dataset and its main base names no `split` of it (config/paper/metamorphic-*.yaml)"
             )
     for key in ("rq1", "rq2", "rq4"):
         if mm[key]["base"] not in mm["testsets"]:
@@ -108,13 +110,25 @@ def zoo_bases(zoo_testsets: Sequence[str], bases: Mapping[str, Mapping[str, Any]
 # --------------------------------------------------------------------------------------------
 
 
-def make_base(base: str, bcfg: Mapping[str, Any], mm: Mapping[str, Any], seed: int) -> dict[str, np.ndarray]:
-    """Source scenes of one base with the region R, its area ratio and has_region.
+def make_base(
+    base: str, bcfg: Mapping[str, Any], mm: Mapping[str, Any], seed: int, split_path: str | None = None
+) -> dict[str, np.ndarray]:
+    """Source images of one base with the region R, its area ratio and has_region.
 
-    Seeded by (seed, "metamorphic", base) only, so every dataset directory holds identical bytes.
+    DigitScenes bases are seeded by (seed, "metamorphic", base) only, so every dataset directory
+    holds identical bytes. A base with ``split`` reads that split of the zoo's dataset instead
+    (ImageNet/COCO through the data layer's boxes/masks; no hidden instances, no counterfactuals).
     """
-    opts = ds.check_options(bcfg["options"], f"metamorphic.testsets.{base}.options")
-    arrays = ds.generate(opts["n"], derive_seed(seed, "metamorphic", base), opts, training=False)
+    if bcfg.get("split"):
+        if split_path is None:
+            raise ExperimentError(f"metamorphic.testsets.{base}.split: no dataset split path given")
+        s = read_image_set(split_path)
+        arrays = {"x": s.x, "y": s.y, **{k: v for k, v in s.extras.items() if k in ("boxes", "masks")}}
+        given_ratio = s.extras.get("area_ratio")
+    else:
+        opts = ds.check_options(bcfg["options"], f"metamorphic.testsets.{base}.options")
+        arrays = ds.generate(opts["n"], derive_seed(seed, "metamorphic", base), opts, training=False)
+        given_ratio = None
     h, w = arrays["x"].shape[1:3]
     mode = bcfg["region"]
     pad = mm["bbox_pad_px"] if mode == "box" else mm["mask_pad_px"]
@@ -122,7 +136,10 @@ def make_base(base: str, bcfg: Mapping[str, Any], mm: Mapping[str, Any], seed: i
     # object size (spec 3): unpadded boxes (box mode) or the union mask (mask mode)
     unpadded = rg.regions_from_image_set(arrays, (h, w), mode, 0)
     arrays["region"] = region
-    arrays["area_ratio"] = rg.area_ratio(unpadded)
+    arrays["area_ratio"] = rg.area_ratio(unpadded) if given_ratio is None else given_ratio
+    n = len(region)
+    arrays.setdefault("defect", np.zeros(n, dtype=np.int8))
+    arrays.setdefault("bg_family", np.full(n, -1, dtype=np.int64))
     arrays["has_region"] = region.reshape(len(region), -1).any(axis=1)
     return arrays
 
@@ -133,13 +150,15 @@ def write_testsets(
     mm: Mapping[str, Any],
     seed: int,
     out_dir: str | Path,
+    split_paths: Mapping[str, str] | None = None,
 ) -> list[Path]:
-    """Write every base, follow-up and counterfactual set of ``bases`` under ``out_dir``."""
+    """Write every base, follow-up and counterfactual set of ``bases`` under ``out_dir``
+    (``split_paths``: base -> dataset split file, for bases that name a ``split``)."""
     out_dir = Path(out_dir)
     written = []
     custom = mm.get("coloursets", {})
     for base, bcfg in bases.items():
-        a = make_base(base, bcfg, mm, seed)
+        a = make_base(base, bcfg, mm, seed, (split_paths or {}).get(base))
         x, y = a.pop("x"), a.pop("y")
         cf_x, cf_family = a.pop("cf_x", None), a.pop("cf_family", None)
         extras = dict(a)
@@ -225,9 +244,12 @@ def zoo_verdicts(
         task = "multi" if y.ndim == 2 else "single"
         ex = src_set.extras
         n = len(y)
-        mr1_valid, mr2_valid = an.followup_validity(
-            ex["region"], ex["inst_masks"], mm["validity_threshold"]
-        )
+        if "inst_masks" in ex:
+            mr1_valid, mr2_valid = an.followup_validity(
+                ex["region"], ex["inst_masks"], mm["validity_threshold"]
+            )
+        else:  # real data: validity needs the human check of RQ1 (spec 5)
+            mr1_valid = mr2_valid = None
         defect = ex["defect"]
         for model in sheet["model"]:
             meta = sheet.set_index("model").loc[model]
@@ -278,13 +300,25 @@ def _image_table(zoo, model, base, cs, v: orc.Verdicts, y, ex, mr1_valid, mr2_va
         "mr1_bits": _bits(v.mr1_ok), "mr2_bits": _bits(v.mr2_ok),
         "mr1": v.mr1, "mr2": v.mr2, "mr12": v.mr12, "has_region": v.has_region,
         "area_ratio": ex["area_ratio"], "defect": ex["defect"],
-        "bg_family": ex["bg_family"], "mr1_valid": mr1_valid, "mr2_valid": mr2_valid,
+        "bg_family": ex["bg_family"],
+        "mr1_valid": mr1_valid if mr1_valid is not None else False,
+        "mr2_valid": mr2_valid if mr2_valid is not None else False,
     })
 
 
 def _precision_stats(v: orc.Verdicts, mr1_valid, mr2_valid, defect) -> dict[str, Any]:
-    """Oracle precision from the hidden masks (spec 7.1, RQ1 analogue) and FP categories."""
+    """Oracle precision from the hidden masks (spec 7.1, RQ1 analogue) and FP categories;
+    NaN precision without hidden masks (real data: RQ1's human check)."""
     out: dict[str, Any] = {}
+    if mr1_valid is None:
+        for mr, flag in (("MR1", v.mr1), ("MR2", v.mr2)):
+            k = int((flag & v.correct).sum())
+            out.update({f"{mr}_flags": k, f"{mr}_cochran": an.cochran(k), f"{mr}_tp": np.nan,
+                        f"{mr}_precision": np.nan, f"{mr}_fp_multiple": np.nan,
+                        f"{mr}_fp_multiple_and_incomplete": np.nan, f"{mr}_fp_incomplete": np.nan,
+                        f"{mr}_fp_other": np.nan})
+        out["share_multiple_all"] = np.nan
+        return out
     multiple = (defect & 1) > 0
     incomplete = (defect & 2) > 0
     for mr, flag, valid in (("MR1", v.mr1, mr1_valid), ("MR2", v.mr2, mr2_valid)):
