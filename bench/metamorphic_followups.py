@@ -60,10 +60,9 @@ def run(n32: int, n224: int, repeat: int) -> list[dict]:
                 t_reg_loop = _best(
                     lambda src=src, size=size: [rg.box_masks(b[None], size, size) for b in src], repeat
                 )
-            else:
+            else:  # masks are the region as given (mask_pad_px = 0): nothing to build
                 region = src
-                t_reg_vec = _best(lambda region=region: rg.pad_masks(region, 0), repeat)
-                t_reg_loop = t_reg_vec
+                t_reg_vec = t_reg_loop = float("nan")
             t_vec = _best(lambda x=x, region=region: fu.make_followup_set(x, region, colours), repeat)
 
             def loop(x=x, region=region):
@@ -97,7 +96,8 @@ def main() -> None:
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
-        cells = [f"{r[h]:,.0f}" if isinstance(r[h], float) and h != "speed-up" else
+        cells = ["-" if isinstance(r[h], float) and r[h] != r[h] else
+                 f"{r[h]:,.0f}" if isinstance(r[h], float) and h != "speed-up" else
                  (f"{r[h]:.1f}x" if h == "speed-up" else str(r[h])) for h in head]
         print("| " + " | ".join(cells) + " |")
 

@@ -83,7 +83,7 @@ def fill(x: np.ndarray, region: np.ndarray, colours: np.ndarray, kind: str) -> n
 
     ``x`` uint8 (N, H, W, C); ``region`` bool (N, H, W) = R; ``colours`` uint8 (n, C);
     ``kind`` ``obj`` paints R (MR-1) and ``bg`` paints B (MR-2). Vectorised over the batch: one
-    ``np.where`` select per colour.
+    copy and one scatter (pixel indices computed once) per colour.
     """
     if x.dtype != np.uint8 or x.ndim != 4:
         raise FollowupError(f"x must be uint8 NHWC, got {x.dtype} {x.shape}")
@@ -97,11 +97,13 @@ def fill(x: np.ndarray, region: np.ndarray, colours: np.ndarray, kind: str) -> n
         paint = ~region
     else:
         raise FollowupError(f"kind {kind!r} is not 'obj' or 'bg'")
-    out = np.empty((len(colours), *x.shape), dtype=np.uint8)
-    where = paint[..., None]
+    c = x.shape[3]
+    out = np.empty((len(colours), x.size // c, c), dtype=np.uint8)
+    out[...] = x.reshape(1, -1, c)  # one contiguous copy per colour
+    rows = np.flatnonzero(paint)  # painted pixels of the whole batch, computed once
     for ci in range(len(colours)):  # loop over <= 15 colours, never over images or pixels
-        out[ci] = np.where(where, colours[ci], x)  # one select over the whole batch
-    return out
+        out[ci, rows] = colours[ci]  # one scatter over the whole batch
+    return out.reshape(len(colours), *x.shape)
 
 
 def fill_loop(x: np.ndarray, region: np.ndarray, colours: np.ndarray, kind: str) -> np.ndarray:
