@@ -144,7 +144,7 @@ for _ds in DATASETS:
             bases={b: MM_BASES[b] for b in mm_dataset_bases(_ds)},
             mm=MM,
             seed=SEED,
-            out_dir=f"results/testsets/{_ds}",
+            out_dir=lambda w, output: os.path.dirname(output[0]),
             split_paths={
                 b: dataset_split(_ds, MM_BASES[b]["split"])
                 for b in mm_dataset_bases(_ds)
@@ -223,6 +223,6 @@ rule mm_report:
     params:
         mm=MM,
         gallery=mm_gallery_inputs(),
-        out_dir="results/metamorphic",
+        out_dir=lambda w, output: os.path.dirname(os.path.dirname(output.checks)),
     script:
         "../scripts/metamorphic_report.py"
