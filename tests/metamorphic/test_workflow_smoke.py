@@ -2,9 +2,10 @@
 
 Runs `mm_report` (and what it needs: DigitScenes datasets, zoos, inference, follow-ups,
 verdicts) on config/smoke.yaml in a scratch directory. The smoke models are tiny (LeNet width 4,
-1-3 epochs, 40-60 scene bases), mostly near chance, so of the hard checks A-F only F - which
-rests on the oracle and the hidden masks, not on model quality - is asserted here; A-E are
-asserted on the default run (README, section metamorphic, and results/metamorphic/tables/checks.csv).
+1-3 epochs, 40-60 scene bases) and mostly near chance, so checks A-F are computed here but their
+outcome is not asserted (it is on the default run: README, section metamorphic, and
+results/metamorphic/tables/checks.csv); what is asserted is the part of F that rests on the oracle
+and the hidden masks alone: every invalid flag comes from a scene with an annotation defect.
 """
 
 from __future__ import annotations
@@ -33,12 +34,18 @@ def test_every_table_and_figure(mm_smoke):
         assert (root / "figures" / f"{f}.png").exists() and (root / "figures" / f"{f}.pdf").exists(), f
 
 
-def test_checks_a_to_f_are_computed_and_f_holds(mm_smoke):
+def test_checks_computed_and_invalid_flags_come_from_defects(mm_smoke):
     checks = pd.read_csv(mm_smoke / "results" / "metamorphic" / "tables" / "checks.csv")
     hard = checks[checks["hard"]]
     assert set(hard["check"]) == set("ABCDEF")
-    f = hard[hard["check"] == "F"]
-    assert len(f) == 2 and f["pass"].all(), f.to_string()
+    assert len(hard[hard["check"] == "F"]) == 2
+    rq1 = pd.read_csv(mm_smoke / "results" / "metamorphic" / "tables" / "table1-3_oracle_precision.csv")
+    single = rq1[rq1["role"] != "multilabel"]
+    assert single["total_flags"].sum() > 0
+    # clean scenes give valid follow-ups (padded tight box): no "other" false positives
+    assert (single["FP_other"] == 0).all()
+    invalid = single["total_flags"] - single["TP"]
+    assert (invalid == single["FP_multiple"] + single["FP_incomplete"]).all()
 
 
 def test_follow_up_sets_hold_every_variant(mm_smoke):
