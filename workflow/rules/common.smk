@@ -1,5 +1,5 @@
-# Glue shared by every rule file: validated config, zoo sheets, test-set groups, paths.
-# Rule files stay declarative; every input function lives here or beside its study's rules.
+# Glue shared by the whole workflow: validated config, zoo sheets, test-set groups, paths.
+# Layer and study files stay declarative; their own helpers live in workflow/rules/functions/.
 
 import os
 import sys
@@ -9,8 +9,8 @@ _SRC = str(Path(workflow.basedir) / "src")
 if _SRC not in sys.path:
     sys.path.insert(0, _SRC)
 # Scripts run in subprocesses: let them import the library even without `pip install -e .`.
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    p for p in (_SRC, os.environ.get("PYTHONPATH", "")) if p
+os.environ.update(
+    PYTHONPATH=os.pathsep.join(p for p in (_SRC, os.environ.get("PYTHONPATH", "")) if p)
 )
 
 from snakemake.exceptions import WorkflowError

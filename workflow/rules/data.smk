@@ -4,6 +4,10 @@
 # data_prepare is one job per dataset; its rules are named per dataset (data_prepare_<dataset>)
 # because each has its own list of split outputs.
 
+
+include: "functions/data.smk"
+
+
 from labelfree.data.base import DataError
 from labelfree.data.corrupted import RELEASES as DATA_C_RELEASES
 from labelfree.data.registry import needs_download, split_names
@@ -16,25 +20,6 @@ except DataError as _err:
 DATA_DOWNLOADS = [ds for ds, dcfg in DATASETS.items() if needs_download(dcfg)]
 
 
-def _data_alternatives(names):
-    """A wildcard regex matching exactly ``names`` (and nothing when it is empty)."""
-    return "|".join(names) if names else "(?!)"
-
-
-def data_manifest(dataset):
-    return f"resources/manifests/{dataset}.json"
-
-
-def data_prepare_inputs(dataset):
-    """The verified-download manifest for downloaded sources; nothing otherwise."""
-    return [data_manifest(dataset)] if dataset in DATA_DOWNLOADS else []
-
-
-def data_test_split(wildcards):
-    """The split of a dataset that becomes its `id` test set (datasets.<name>.test_split)."""
-    return dataset_split(wildcards.dataset, DATASETS[wildcards.dataset]["test_split"])
-
-
 rule data_download:
     output:
         data_manifest("{dataset}"),
@@ -42,6 +27,8 @@ rule data_download:
         "logs/data/download_{dataset}.log",
     wildcard_constraints:
         dataset=_data_alternatives(DATA_DOWNLOADS),
+    conda:
+        "../../envs/labelfree.yaml"
     threads: 1
     resources:
         mem_mb=lambda wc: DATASETS[wc.dataset]["mem_mb"],
@@ -60,6 +47,8 @@ rule data_download_corrupted:
         "logs/data/download_corrupted_{release}.log",
     wildcard_constraints:
         release=_data_alternatives(list(DATA_C_RELEASES)),
+    conda:
+        "../../envs/labelfree.yaml"
     threads: 1
     resources:
         mem_mb=500,
@@ -85,6 +74,8 @@ for _ds, _dcfg in DATASETS.items():
             f"logs/data/prepare_{_ds}.log",
         benchmark:
             f"benchmarks/data/prepare_{_ds}.tsv"
+        conda:
+            "../../envs/labelfree.yaml"
         threads: 1
         resources:
             mem_mb=_dcfg["mem_mb"],
@@ -93,7 +84,7 @@ for _ds, _dcfg in DATASETS.items():
             name=_ds,
             cfg=_dcfg,
             seed=SEED,
-            out_dir=f"results/data/{_ds}",
+            out_dir=lambda w, output: os.path.dirname(output.meta),
         script:
             "../scripts/data_prepare.py"
 
@@ -107,6 +98,8 @@ rule testset_id:
         "logs/data/testset_id_{dataset}.log",
     wildcard_constraints:
         dataset=_data_alternatives(list(DATASETS)),
+    conda:
+        "../../envs/labelfree.yaml"
     threads: 1
     resources:
         mem_mb=lambda wc: DATASETS[wc.dataset]["mem_mb"],

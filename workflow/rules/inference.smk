@@ -3,16 +3,11 @@
 # Included last in the Snakefile, so test-set groups registered by studies are known here.
 # With `inference.device: cuda` the job requests `gpu=1`; profiles/slurm maps it to --gpus=1.
 
+
+include: "functions/inference.smk"
+
+
 INFER = config["inference"]
-
-
-def zoo_model_dirs(zoo):
-    return [model_dir(zoo, m) for m in zoo_models(zoo)]
-
-
-def zoo_infer_grid(zoo):
-    """Output paths as a (models x test sets) grid, in sheet order and zoo_testsets order."""
-    return [[infer_path(zoo, t, m) for t in zoo_testsets(zoo)] for m in zoo_models(zoo)]
 
 
 for _zoo in ZOO_SHEETS:
@@ -30,6 +25,8 @@ for _zoo in ZOO_SHEETS:
             f"logs/inference/{_zoo}.log",
         benchmark:
             f"benchmarks/inference/{_zoo}.tsv"
+        conda:
+            "../../envs/labelfree.yaml"
         threads: INFER["threads"]
         resources:
             mem_mb=INFER["mem_mb"],
@@ -71,6 +68,8 @@ rule accuracy_table:
         pdf="results/infer/{zoo}/accuracy.pdf",
     log:
         "logs/inference/{zoo}_accuracy.log",
+    conda:
+        "../../envs/labelfree.yaml"
     threads: 1
     resources:
         mem_mb=2000,

@@ -5,6 +5,10 @@
 #   mm_verdicts_<zoo>      oracles + majority vote per model, base and colour set (one job per zoo)
 #   mm_report              tables, figures and checks A-H for RQ1-RQ6 (one job)
 
+
+include: "functions/metamorphic.smk"
+
+
 from labelfree.data.digitscenes import DigitScenesError
 from labelfree.metamorphic import experiment as mm_exp
 from labelfree.metamorphic.followups import FollowupError
@@ -20,47 +24,6 @@ except (mm_exp.ExperimentError, DigitScenesError, FollowupError) as _err:
 # Test-set groups (registered even when the study is disabled, so zoo sheets stay valid).
 for _group, _names in mm_exp.group_testsets(MM_BASES).items():
     TESTSET_GROUPS[_group] = _names
-
-
-def mm_dataset_bases(dataset):
-    """Bases whose sets some zoo on ``dataset`` runs (union over the dataset's zoos)."""
-    bases = []
-    for zoo in ZOOS:
-        if zoo_dataset(zoo) == dataset:
-            for b in mm_exp.zoo_bases(zoo_testsets(zoo), MM_BASES):
-                if b not in bases:
-                    bases.append(b)
-    return bases
-
-
-def mm_base_path(dataset, base):
-    return testset_path(dataset, mm_exp.base_name(base))
-
-
-def mm_dataset_outputs(dataset):
-    out = []
-    for b in mm_dataset_bases(dataset):
-        out.append(mm_base_path(dataset, b))
-        out += [testset_path(dataset, t) for t in mm_exp.base_testsets(b, MM_BASES[b])]
-    return out
-
-
-def mm_zoo_bases(zoo):
-    return mm_exp.zoo_bases(zoo_testsets(zoo), MM_BASES)
-
-
-def mm_zoo_infer(zoo):
-    """[test set, model, inference path] for every mm_* test set the zoo runs."""
-    out = []
-    for b in mm_zoo_bases(zoo):
-        for t in mm_exp.base_testsets(b, MM_BASES[b]):
-            if t in zoo_testsets(zoo):
-                out += [[t, m, infer_path(zoo, t, m)] for m in zoo_models(zoo)]
-    return out
-
-
-def mm_raw(zoo, what):
-    return f"results/metamorphic/raw/{zoo}/{what}"
 
 
 MM_TABLES = [
@@ -87,32 +50,6 @@ MM_FIGURES = [
 MM_UNBIASED = next((z for z, c in MM["zoos"].items() if c["role"] == "unbiased"), None)
 
 
-def mm_gallery_inputs():
-    """Sources and c3 follow-ups of the RQ1 base in the unbiased zoo's dataset (gallery)."""
-    base = MM["rq1"]["base"]
-    if MM_UNBIASED is None or base not in mm_zoo_bases(MM_UNBIASED):
-        return {}
-    if "c3" not in MM_BASES[base]["coloursets"]:
-        return {}
-    d = zoo_dataset(MM_UNBIASED)
-    return {
-        "base": mm_base_path(d, base),
-        "followups": testset_path(d, mm_exp.followup_name(base, "c3")),
-    }
-
-
-def metamorphic_targets():
-    if not MM["zoos"]:
-        return []
-    return [
-        f"results/metamorphic/tables/{t}.{e}" for t in MM_TABLES for e in ("csv", "md")
-    ] + [
-        f"results/metamorphic/figures/{f}.{e}"
-        for f in MM_FIGURES
-        for e in ("png", "pdf")
-    ]
-
-
 STUDY_TARGETS["metamorphic"] = metamorphic_targets
 
 
@@ -135,6 +72,8 @@ for _ds in DATASETS:
             f"logs/metamorphic/testsets_{_ds}.log",
         benchmark:
             f"benchmarks/metamorphic/testsets_{_ds}.tsv"
+        conda:
+            "../../envs/labelfree.yaml"
         threads: 1
         resources:
             mem_mb=MM["mem_mb"],
@@ -167,6 +106,8 @@ for _zoo, _zc in MM["zoos"].items():
             verdicts=mm_raw(_zoo, "verdicts.csv.gz"),
         log:
             f"logs/metamorphic/verdicts_{_zoo}.log",
+        conda:
+            "../../envs/labelfree.yaml"
         threads: 1
         resources:
             mem_mb=MM["mem_mb"],
@@ -216,6 +157,8 @@ rule mm_report:
         checks="results/metamorphic/raw/checks.json",
     log:
         "logs/metamorphic/report.log",
+    conda:
+        "../../envs/labelfree.yaml"
     threads: 1
     resources:
         mem_mb=MM["mem_mb"],

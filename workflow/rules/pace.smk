@@ -5,6 +5,10 @@
 # experiment (pace_experiment: main, features, alpha, dims, reducers, variants) and one job
 # writing every table and figure (pace_report).
 
+
+include: "functions/pace.smk"
+
+
 PACE = config["pace"]
 PACE_ON = study_enabled("pace")
 PACE_ZOO = PACE["zoo"]
@@ -22,74 +26,6 @@ if PACE_ON and PACE_ZOO not in ZOO_SHEETS:
         f"Invalid configuration: pace.zoo = {PACE_ZOO!r} is not a configured zoo "
         f"({sorted(ZOOS)}); add it under `zoos:` or set pace.enabled: false"
     )
-
-
-def pace_sheet():
-    return ZOO_SHEETS[PACE_ZOO]
-
-
-def pace_models(mutants):
-    """Model ids of the pace zoo with (True) or without (False) a label_map."""
-    sheet = pace_sheet()
-    has_map = sheet["label_map"].astype(str).str.len() > 0
-    return sheet.loc[has_map == mutants, "model"].tolist()
-
-
-def pace_attack_model():
-    name = PACE["attack_model"] or (pace_models(False) or [""])[0]
-    if name not in zoo_models(PACE_ZOO):
-        raise WorkflowError(
-            f"Invalid configuration: pace.attack_model = {name!r} is not a model of zoo "
-            f"{PACE_ZOO!r}"
-        )
-    return name
-
-
-def pace_subject_specs():
-    """Classification subjects (spec 7): every model on the pool; non-mutant models on the
-    mutated pools; the attack model on the generated pools."""
-    sheet = pace_sheet().set_index("model")
-    mutants = set(pace_models(True))
-    tsets = zoo_testsets(PACE_ZOO)
-    for need in [
-        PACE_POOL,
-        *TESTSET_GROUPS["pace_mutated"],
-        *TESTSET_GROUPS["pace_generated"],
-    ]:
-        if need not in tsets:
-            raise WorkflowError(
-                f"Invalid configuration: zoo {PACE_ZOO!r} must list test set {need!r} "
-                "(groups pace_pool, pace_mutated, pace_generated) in its `testsets`"
-            )
-    for bad in PACE["mutated_models"]:
-        if bad not in sheet.index:
-            raise WorkflowError(
-                f"Invalid configuration: pace.mutated_models lists {bad!r}, not a model of "
-                f"zoo {PACE_ZOO!r}"
-            )
-    mutated = PACE["mutated_models"] or pace_models(False)
-    specs = []
-
-    def add(model, testset, itype):
-        specs.append(
-            {
-                "name": f"{model}@{testset}",
-                "model": model,
-                "testset": testset,
-                "input_type": itype,
-                "mutant": model in mutants,
-                "preprocessing": str(sheet.loc[model, "preprocessing"]),
-            }
-        )
-
-    for m in zoo_models(PACE_ZOO):
-        add(m, PACE_POOL, "original")
-    for t in TESTSET_GROUPS["pace_mutated"]:
-        for m in mutated:
-            add(m, t, "mutated")
-    for t in TESTSET_GROUPS["pace_generated"]:
-        add(pace_attack_model(), t, "generated")
-    return specs
 
 
 PACE_TABLES = {
@@ -117,37 +53,6 @@ PACE_FIGURES = {
 }
 
 
-def pace_report_outputs():
-    out = {}
-    for key, name in PACE_TABLES.items():
-        out[key] = report(
-            f"results/pace/tables/{name}.csv",
-            caption=f"../report/pace/{name}.rst",
-            category="pace",
-            subcategory="tables",
-        )
-        out[f"{key}_md"] = f"results/pace/tables/{name}.md"
-    for key, name in PACE_FIGURES.items():
-        out[key] = report(
-            f"results/pace/figures/{name}.png",
-            caption=f"../report/pace/{name}.rst",
-            category="pace",
-            subcategory="figures",
-        )
-        out[f"{key}_pdf"] = f"results/pace/figures/{name}.pdf"
-    return out
-
-
-def pace_targets():
-    if not PACE_ON:
-        return []
-    return [
-        *(f"results/pace/tables/{n}.csv" for n in PACE_TABLES.values()),
-        *(f"results/pace/figures/{n}.png" for n in PACE_FIGURES.values()),
-        "results/pace/tables/pace_subjects.csv",
-    ]
-
-
 STUDY_TARGETS["pace"] = pace_targets
 
 
@@ -163,6 +68,8 @@ if PACE_ON:
                 shifted=testset_path(PACE_DATASET, PACE_POOL),
             log:
                 "logs/pace/pool.log",
+            conda:
+                "../../envs/labelfree.yaml"
             threads: 1
             resources:
                 mem_mb=PACE["mem_mb"],
@@ -181,6 +88,8 @@ if PACE_ON:
             light=testset_path(PACE_DATASET, "pace_light"),
         log:
             "logs/pace/mutated_inputs.log",
+        conda:
+            "../../envs/labelfree.yaml"
         threads: 1
         resources:
             mem_mb=PACE["mem_mb"],
@@ -204,6 +113,8 @@ if PACE_ON:
             "logs/pace/generated_inputs.log",
         benchmark:
             "benchmarks/pace/generated_inputs.tsv"
+        conda:
+            "../../envs/labelfree.yaml"
         threads: PACE["threads"]
         resources:
             mem_mb=PACE["mem_mb"],
@@ -211,7 +122,7 @@ if PACE_ON:
         params:
             kind="generated",
             seed=SEED,
-            model_dir=model_dir(PACE_ZOO, pace_attack_model()),
+            model_dir=lambda w, input: os.path.dirname(input.meta),
             preprocessing=str(
                 pace_sheet()
                 .set_index("model")
@@ -245,6 +156,8 @@ if PACE_ON:
             "logs/pace/subjects.log",
         benchmark:
             "benchmarks/pace/subjects.tsv"
+        conda:
+            "../../envs/labelfree.yaml"
         threads: PACE["threads"]
         resources:
             mem_mb=PACE["mem_mb"],
@@ -269,6 +182,8 @@ if PACE_ON:
             "benchmarks/pace/experiment_{experiment}.tsv"
         wildcard_constraints:
             experiment="main|features|alpha|dims|reducers|variants",
+        conda:
+            "../../envs/labelfree.yaml"
         threads: PACE["threads"]
         resources:
             mem_mb=PACE["mem_mb"],
@@ -289,6 +204,8 @@ if PACE_ON:
             errors="results/pace/raw/errors.csv",
         log:
             "logs/pace/report.log",
+        conda:
+            "../../envs/labelfree.yaml"
         threads: 1
         resources:
             mem_mb=PACE["mem_mb"],

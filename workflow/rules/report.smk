@@ -15,6 +15,8 @@ rule report_provenance:
         ),
     log:
         "logs/report/provenance.log",
+    conda:
+        "../../envs/labelfree.yaml"
     threads: 1
     resources:
         mem_mb=500,

@@ -3,6 +3,10 @@
 # natural-shift sets (one job per dataset). Released -C archives replace regeneration where
 # `shifts.released` names one for the dataset (laf spec 5.1, 5.2, 8).
 
+
+include: "functions/shifts.smk"
+
+
 import re
 
 from labelfree.shifts.released import release_name as shifts_release_name
@@ -11,20 +15,6 @@ SHIFTS = config["shifts"]
 
 # Zoos list `natural` in their `testsets` to run these; `corruptions` is registered in common.smk.
 TESTSET_GROUPS["natural"] = list(SHIFTS["natural"])
-
-
-def shifts_alternatives(names):
-    """A wildcard regex matching exactly ``names`` (and nothing when it is empty)."""
-    return "|".join(re.escape(n) for n in names) if names else "(?!)"
-
-
-def shifts_corruption_inputs(wildcards):
-    """The id test set, plus the data layer's download manifest for a named release."""
-    inputs = {"id": testset_path(wildcards.dataset, "id")}
-    source = SHIFTS["released"].get(wildcards.dataset, "")
-    if source and shifts_release_name(source):
-        inputs["release"] = f"resources/manifests/corrupted/{source}.json"
-    return inputs
 
 
 rule shifts_corruption:
@@ -42,6 +32,8 @@ rule shifts_corruption:
     wildcard_constraints:
         dataset=shifts_alternatives(list(DATASETS)),
         corruption=shifts_alternatives(SHIFTS["corruptions"]),
+    conda:
+        "../../envs/labelfree.yaml"
     threads: 1
     resources:
         mem_mb=SHIFTS["mem_mb"],
@@ -72,6 +64,8 @@ if SHIFTS["natural"]:
             "benchmarks/shifts/{dataset}/natural.tsv"
         wildcard_constraints:
             dataset=shifts_alternatives(list(DATASETS)),
+        conda:
+            "../../envs/labelfree.yaml"
         threads: 1
         resources:
             mem_mb=SHIFTS["mem_mb"],
@@ -82,20 +76,6 @@ if SHIFTS["natural"]:
             seed=SEED,
         script:
             "../scripts/shifts_natural.py"
-
-
-def shifts_example_datasets():
-    """Datasets whose zoos run the `corruptions` or `natural` group."""
-    groups = {"corruptions", "natural"}
-    return sorted({zoo_dataset(z) for z in ZOOS if groups & set(ZOOS[z]["testsets"])})
-
-
-def shifts_example_targets():
-    if not (SHIFTS["corruptions"] or SHIFTS["natural"]):
-        return []
-    return [
-        f"results/shifts/figures/{ds}_examples.png" for ds in shifts_example_datasets()
-    ]
 
 
 # The example figures are the layer's report items (final targets of the run).
@@ -123,6 +103,8 @@ rule shifts_examples:
         "logs/shifts/{dataset}/examples.log",
     wildcard_constraints:
         dataset=shifts_alternatives(list(DATASETS)),
+    conda:
+        "../../envs/labelfree.yaml"
     threads: 1
     resources:
         mem_mb=SHIFTS["mem_mb"],

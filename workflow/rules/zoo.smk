@@ -1,25 +1,6 @@
-# Rules of `zoo`: train local models and resolve pretrained/user models into
-# results/zoo/{zoo}/{model}/{weights.safetensors,meta.json} (docs/zoo.md).
-# One job per zoo trains all its local models (tiny jobs must not become many jobs); one job
-# per zoo resolves its torchvision/hub/checkpoint rows. Rules are named per zoo
-# (zoo_train_<zoo>, zoo_resolve_<zoo>) because each has its own list of outputs.
 
 
-def zoo_rows(zoo, local):
-    """Sheet rows of a zoo as plain dicts: local (trained) or not (resolved)."""
-    sheet = ZOO_SHEETS[zoo]
-    sel = sheet[(sheet["source"] == "local") == local]
-    return [
-        {k: (None if v is None or v != v else v) for k, v in r.items()}
-        for r in sel.to_dict("records")
-    ]
-
-
-def zoo_model_files(zoo, rows):
-    return {
-        "weights": [f"{model_dir(zoo, r['model'])}/weights.safetensors" for r in rows],
-        "meta": [f"{model_dir(zoo, r['model'])}/meta.json" for r in rows],
-    }
+include: "functions/zoo.smk"
 
 
 for _zoo in ZOO_SHEETS:
@@ -40,6 +21,8 @@ for _zoo in ZOO_SHEETS:
                 f"logs/zoo/{_zoo}_train.log",
             benchmark:
                 f"benchmarks/zoo/{_zoo}_train.tsv"
+            conda:
+                "../../envs/labelfree.yaml"
             threads: _cfg["threads"]
             resources:
                 mem_mb=_cfg["mem_mb"],
@@ -68,6 +51,8 @@ for _zoo in ZOO_SHEETS:
                 **zoo_model_files(_zoo, _other),
             log:
                 f"logs/zoo/{_zoo}_resolve.log",
+            conda:
+                "../../envs/labelfree.yaml"
             threads: 1
             resources:
                 mem_mb=_cfg["mem_mb"],

@@ -1,0 +1,100 @@
+# Input functions and helpers of `pace` (kept apart from its rules, see pace.smk).
+
+
+def pace_sheet():
+    return ZOO_SHEETS[PACE_ZOO]
+
+
+def pace_models(mutants):
+    """Model ids of the pace zoo with (True) or without (False) a label_map."""
+    sheet = pace_sheet()
+    has_map = sheet["label_map"].astype(str).str.len() > 0
+    return sheet.loc[has_map == mutants, "model"].tolist()
+
+
+def pace_attack_model():
+    name = PACE["attack_model"] or (pace_models(False) or [""])[0]
+    if name not in zoo_models(PACE_ZOO):
+        raise WorkflowError(
+            f"Invalid configuration: pace.attack_model = {name!r} is not a model of zoo "
+            f"{PACE_ZOO!r}"
+        )
+    return name
+
+
+def pace_subject_specs():
+    """Classification subjects (spec 7): every model on the pool; non-mutant models on the
+    mutated pools; the attack model on the generated pools."""
+    sheet = pace_sheet().set_index("model")
+    mutants = set(pace_models(True))
+    tsets = zoo_testsets(PACE_ZOO)
+    for need in [
+        PACE_POOL,
+        *TESTSET_GROUPS["pace_mutated"],
+        *TESTSET_GROUPS["pace_generated"],
+    ]:
+        if need not in tsets:
+            raise WorkflowError(
+                f"Invalid configuration: zoo {PACE_ZOO!r} must list test set {need!r} "
+                "(groups pace_pool, pace_mutated, pace_generated) in its `testsets`"
+            )
+    for bad in PACE["mutated_models"]:
+        if bad not in sheet.index:
+            raise WorkflowError(
+                f"Invalid configuration: pace.mutated_models lists {bad!r}, not a model of "
+                f"zoo {PACE_ZOO!r}"
+            )
+    mutated = PACE["mutated_models"] or pace_models(False)
+    specs = []
+
+    def add(model, testset, itype):
+        specs.append(
+            {
+                "name": f"{model}@{testset}",
+                "model": model,
+                "testset": testset,
+                "input_type": itype,
+                "mutant": model in mutants,
+                "preprocessing": str(sheet.loc[model, "preprocessing"]),
+            }
+        )
+
+    for m in zoo_models(PACE_ZOO):
+        add(m, PACE_POOL, "original")
+    for t in TESTSET_GROUPS["pace_mutated"]:
+        for m in mutated:
+            add(m, t, "mutated")
+    for t in TESTSET_GROUPS["pace_generated"]:
+        add(pace_attack_model(), t, "generated")
+    return specs
+
+
+def pace_report_outputs():
+    out = {}
+    for key, name in PACE_TABLES.items():
+        out[key] = report(
+            f"results/pace/tables/{name}.csv",
+            caption=f"../report/pace/{name}.rst",
+            category="pace",
+            subcategory="tables",
+        )
+        out[f"{key}_md"] = f"results/pace/tables/{name}.md"
+    for key, name in PACE_FIGURES.items():
+        out[key] = report(
+            f"results/pace/figures/{name}.png",
+            caption=f"../report/pace/{name}.rst",
+            category="pace",
+            subcategory="figures",
+        )
+        out[f"{key}_pdf"] = f"results/pace/figures/{name}.pdf"
+    return out
+
+
+def pace_targets():
+    if not PACE_ON:
+        return []
+    return [
+        *(f"results/pace/tables/{n}.csv" for n in PACE_TABLES.values()),
+        *(f"results/pace/figures/{n}.png" for n in PACE_FIGURES.values()),
+        "results/pace/tables/pace_subjects.csv",
+    ]

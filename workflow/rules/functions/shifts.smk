@@ -1,0 +1,29 @@
+# Input functions and helpers of `shifts` (kept apart from its rules, see shifts.smk).
+
+
+def shifts_alternatives(names):
+    """A wildcard regex matching exactly ``names`` (and nothing when it is empty)."""
+    return "|".join(re.escape(n) for n in names) if names else "(?!)"
+
+
+def shifts_corruption_inputs(wildcards):
+    """The id test set, plus the data layer's download manifest for a named release."""
+    inputs = {"id": testset_path(wildcards.dataset, "id")}
+    source = SHIFTS["released"].get(wildcards.dataset, "")
+    if source and shifts_release_name(source):
+        inputs["release"] = f"resources/manifests/corrupted/{source}.json"
+    return inputs
+
+
+def shifts_example_datasets():
+    """Datasets whose zoos run the `corruptions` or `natural` group."""
+    groups = {"corruptions", "natural"}
+    return sorted({zoo_dataset(z) for z in ZOOS if groups & set(ZOOS[z]["testsets"])})
+
+
+def shifts_example_targets():
+    if not (SHIFTS["corruptions"] or SHIFTS["natural"]):
+        return []
+    return [
+        f"results/shifts/figures/{ds}_examples.png" for ds in shifts_example_datasets()
+    ]
