@@ -295,3 +295,51 @@ def write_tables(
         figures.bars(ora, "Figs. 6-7 analogue: validation sets, GT vs ORA-A (mean over seeds)"),
         out["fig_val"],
     )
+
+
+class StudyConfigError(ValueError):
+    """The syp configuration cannot run; the message names the key at fault."""
+
+
+def check_config(
+    cfg: Mapping, zoos: Mapping, datasets: Mapping, zoo_testsets: Sequence[str]
+) -> None:
+    """Refuse a configuration the study cannot run (zoo, features, splits, test-set groups)."""
+    zoo = cfg["zoo"]
+    if zoo not in zoos:
+        raise StudyConfigError(f"syp.zoo: zoo {zoo!r} is not configured under zoos")
+    if "penultimate" not in zoos[zoo]["features"]:
+        raise StudyConfigError(f"zoos.{zoo}.features must include 'penultimate' for syp")
+    ds = zoos[zoo]["dataset"]
+    if datasets[ds]["test_split"] != cfg["splits"]["source"]:
+        raise StudyConfigError(
+            f"datasets.{ds}.test_split is {datasets[ds]['test_split']!r}; syp needs it to be "
+            f"syp.splits.source ({cfg['splits']['source']!r}), the meta-set source"
+        )
+    have = set(zoo_testsets)
+    groups = testset_names(cfg)
+    missing = [g for g, names in groups.items() if names and not set(names) <= have]
+    if missing or "id" not in have:
+        raise StudyConfigError(
+            f"zoos.{zoo}.testsets must list id and {missing or list(groups)} for syp"
+        )
+
+
+def alternatives(names: Sequence[str]) -> str:
+    """A wildcard regex matching exactly ``names`` (nothing when empty)."""
+    import re
+
+    return "|".join(re.escape(n) for n in names) if names else "(?!)"
+
+
+TABLE_NAMES = (
+    "table1_methods",
+    "table2_configurations",
+    "table3_indicators",
+    "table4_capacity",
+    "table5_normalisation",
+    "tau_selection",
+    "predictions",
+    "fig4-5_meta_fit",
+)
+FIGURE_NAMES = ("scatter_val", "fig4-5_meta_bars", "fig6-7_val_bars")
