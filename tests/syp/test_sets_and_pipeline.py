@@ -197,3 +197,29 @@ def test_tables_on_synthetic_results():
     assert len(ex.table3(results, agg, cfg["tables"]["indicator_ablation"], groups)) == 2
     assert list(ex.table4(results, agg, [4, 8], 8, {})["r"]) == [4, 8]
     assert len(ex.table2(results, agg)) == 3
+
+
+def test_check_config_names_the_key_at_fault():
+    from labelfree.syp import study
+
+    cfg = {
+        "zoo": "syp",
+        "splits": {"train": "train", "source": "source", "holdout": "holdout"},
+        "meta_sets": {"count": 2},
+        "validation": {"corruptions": ["fog"], "severity": 3, "natural": 1},
+        "rotation": False,
+    }
+    zoos = {"syp": {"dataset": "d", "features": ["penultimate"]}}
+    datasets = {"d": {"test_split": "source"}}
+    names = study.testset_names(cfg)
+    assert names["syp_meta"] == ["syp-meta-000", "syp-meta-001"] and names["syp_rot"] == []
+    ok = ["id", *names["syp_ref"], *names["syp_meta"], *names["syp_val"]]
+    study.check_config(cfg, zoos, datasets, ok)
+    with pytest.raises(study.StudyConfigError, match="syp.zoo"):
+        study.check_config({**cfg, "zoo": "nope"}, zoos, datasets, ok)
+    with pytest.raises(study.StudyConfigError, match="test_split"):
+        study.check_config(cfg, zoos, {"d": {"test_split": "test"}}, ok)
+    with pytest.raises(study.StudyConfigError, match="syp_val"):
+        study.check_config(cfg, zoos, datasets, ok[:-1])
+    with pytest.raises(study.StudyConfigError, match="penultimate"):
+        study.check_config(cfg, {"syp": {"dataset": "d", "features": []}}, datasets, ok)
