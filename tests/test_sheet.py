@@ -49,3 +49,15 @@ def test_bad_sheets_name_the_culprit(cfg, fragment):
         build_sheet("z", cfg)
     assert fragment in str(info.value)
     assert "zoo 'z'" in str(info.value)
+
+
+def test_cifar10_kit_preprocessing_uses_the_kit_constants():
+    """syp spec 2.1: the kit normalises with mean (0.4914, 0.4822, 0.4465), std (0.2023, ...)."""
+    import numpy as np
+
+    from labelfree.zoo.preprocess import preprocess
+
+    x = np.zeros((1, 1, 1, 3), np.uint8)
+    got = preprocess(x, "cifar10_kit")[0, :, 0, 0].numpy()
+    np.testing.assert_allclose(got, -np.array([0.4914, 0.4822, 0.4465]) / [0.2023, 0.1994, 0.2010],
+                               rtol=1e-6)

@@ -5,6 +5,7 @@ Kinds:
 - ``scale01``: x / 255.
 - ``center``: x / 127.5 - 1 (range [-1, 1]).
 - ``imagenet``: x / 255, then ImageNet per-channel mean/std normalisation (no resizing).
+- ``cifar10_kit``: x / 255, then the DataCV 2023 kit's CIFAR-10 mean/std (syp spec 2.1).
 - ``torchvision:<WeightsEnum>`` (e.g. ``torchvision:ResNet18_Weights.IMAGENET1K_V1``): the weights'
   own inference transforms (resize, centre crop, normalise), applied batched.
 
@@ -23,7 +24,14 @@ import torch
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 
-KINDS = ("scale01", "center", "imagenet", "torchvision:<WeightsEnum>")
+#: Per-channel (mean, std) normalisations after scaling to [0, 1].
+NORMALISATIONS = {
+    "imagenet": (IMAGENET_MEAN, IMAGENET_STD),
+    # The DataCV 2023 kit's constants (syp spec 2.1), not the usual CIFAR-10 std.
+    "cifar10_kit": ((0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010)),
+}
+
+KINDS = ("scale01", "center", *NORMALISATIONS, "torchvision:<WeightsEnum>")
 
 
 class PreprocessError(ValueError):
@@ -44,7 +52,7 @@ def _tv_transform(name: str) -> Any:
 
 def check_kind(kind: str) -> None:
     """Raise PreprocessError unless ``kind`` names a known preprocessing."""
-    if kind in ("scale01", "center", "imagenet"):
+    if kind in ("scale01", "center", *NORMALISATIONS):
         return
     if kind.startswith("torchvision:"):
         _tv_transform(kind.split(":", 1)[1])
@@ -85,11 +93,12 @@ def preprocess(
         return (t / 255.0).contiguous()
     if kind == "center":
         return (t / 127.5 - 1.0).contiguous()
-    if kind == "imagenet":
+    if kind in NORMALISATIONS:
         if t.shape[1] != 3:
-            raise PreprocessError(f"'imagenet' preprocessing needs 3 channels, got {t.shape[1]}")
-        mean = torch.tensor(IMAGENET_MEAN, device=t.device).view(1, 3, 1, 1)
-        std = torch.tensor(IMAGENET_STD, device=t.device).view(1, 3, 1, 1)
+            raise PreprocessError(f"{kind!r} preprocessing needs 3 channels, got {t.shape[1]}")
+        mean_values, std_values = NORMALISATIONS[kind]
+        mean = torch.tensor(mean_values, device=t.device).view(1, 3, 1, 1)
+        std = torch.tensor(std_values, device=t.device).view(1, 3, 1, 1)
         return ((t / 255.0 - mean) / std).contiguous()
     if kind.startswith("torchvision:"):
         tf = _tv_transform(kind.split(":", 1)[1])
