@@ -242,6 +242,11 @@ def accuracy_long(
                 raise InferenceError(
                     f"{infer_paths[i][j]}: {len(logits)} rows but {label_paths[j]} has {len(y)} labels"
                 )
+            if y.ndim == 1 and len(y) and (y.min() < 0 or y.max() >= logits.shape[1]):
+                raise InferenceError(
+                    f"{label_paths[j]}: labels out of range [0, {logits.shape[1]}) for "
+                    f"{infer_paths[i][j]} (min {y.min()}, max {y.max()})"
+                )
             if y.ndim == 2:
                 acc = float(((logits > 0) == (y > 0)).all(axis=1).mean()) if len(y) else float("nan")
             else:

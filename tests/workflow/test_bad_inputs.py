@@ -1,0 +1,65 @@
+"""Reliability: bad artefacts met by a job stop it with a message naming the file, no output left.
+
+Works on a copy of the smoke run's artefacts (mtimes kept, so Snakemake reruns only what the
+test asks for), corrupts one input, and runs the job that reads it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from tests.workflow.runner import REPO, run_snakemake
+
+pytestmark = pytest.mark.slow
+
+SMOKE = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+ZOO = next(iter(SMOKE["zoos"]))
+DATASET = SMOKE["zoos"][ZOO]["dataset"]
+
+
+def _copy_results(src: Path, dst: Path) -> None:
+    for part in ("data", "testsets", "zoo", "infer"):
+        shutil.copytree(src / "results" / part, dst / "results" / part, copy_function=shutil.copy2)
+
+
+def _failing_run(workdir: Path, target: str, fragment: str) -> None:
+    proc = run_snakemake(workdir, target, "--force", check=False, timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, f"the job accepted a bad input:\n{out[-2000:]}"
+    assert fragment in out, f"expected {fragment!r} in the output; got:\n{out[-4000:]}"
+    assert not (workdir / target).exists(), f"{target} was left behind by a failed job"
+
+
+def test_corrupted_npz_is_named(smoke_run, tmp_path):
+    _copy_results(smoke_run, tmp_path)
+    split = SMOKE["datasets"][DATASET].get("test_split", "test")
+    bad = tmp_path / "results" / "data" / DATASET / f"{split}.npz"
+    bad.write_bytes(b"PK\x03\x04" + b"\x00" * 64)  # a truncated zip, as a killed copy leaves
+    target = f"results/testsets/{DATASET}/id.npz"
+    (tmp_path / target).unlink()
+    _failing_run(tmp_path, target, f"{split}.npz: not a readable npz archive")
+
+
+def test_nan_logits_are_named(smoke_run, tmp_path):
+    _copy_results(smoke_run, tmp_path)
+    infer = sorted((tmp_path / "results" / "infer" / ZOO).rglob("*.npz"))[0]
+    with np.load(infer) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["logits"][0, 0] = np.nan
+    np.savez(infer, **arrays)
+    _failing_run(tmp_path, f"results/infer/{ZOO}/accuracy.csv", "logits contain NaN or inf")
+
+
+def test_labels_out_of_range_are_named(smoke_run, tmp_path):
+    _copy_results(smoke_run, tmp_path)
+    testset = tmp_path / "results" / "testsets" / DATASET / "id.npz"
+    with np.load(testset) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["y"][0] = -3
+    np.savez(testset, **arrays)
+    _failing_run(tmp_path, f"results/infer/{ZOO}/accuracy.csv", "labels out of range")
