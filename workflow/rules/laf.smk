@@ -4,11 +4,11 @@
 # Analysed zoos: config laf.zoos (default: all zoos) plus the clone controls of laf.clones, which
 # are built at analysis time from stored predictions (spec section 8).
 
+
+include: "functions/laf.smk"
+
+
 LAF = config["laf"]
-
-
-def laf_zoos():
-    return list(LAF["zoos"]) or list(ZOOS)
 
 
 LAF_CLONES = {c["name"]: c for c in LAF["clones"]}
@@ -29,63 +29,6 @@ for _z in LAF["zoos"]:
         raise WorkflowError(
             f"Invalid configuration: laf.zoos lists {_z!r}, not a configured zoo ({sorted(ZOOS)})"
         )
-
-
-def laf_analysed():
-    """Names of every analysed zoo: stored zoos, then clone controls."""
-    return laf_zoos() + list(LAF_CLONES)
-
-
-def laf_base(azoo):
-    return LAF_CLONES[azoo]["base"] if azoo in LAF_CLONES else azoo
-
-
-def laf_testsets(azoo):
-    """Test sets of an analysed zoo (for a clone control: those of base and source both)."""
-    if azoo not in LAF_CLONES:
-        return zoo_testsets(azoo)
-    src = set(zoo_testsets(LAF_CLONES[azoo]["source"]))
-    return [t for t in zoo_testsets(laf_base(azoo)) if t in src]
-
-
-def laf_zoo_inputs(wildcards):
-    azoo = wildcards.azoo
-    base = laf_base(azoo)
-    ts = laf_testsets(azoo)
-    inputs = {
-        "infer": [p for t in ts for p in infer_paths(base, t)],
-        "labels": [testset_path(zoo_dataset(base), t) for t in ts],
-    }
-    if azoo in LAF_CLONES:
-        src = LAF_CLONES[azoo]["source"]
-        inputs["source"] = [p for t in ts for p in infer_paths(src, t)]
-    return inputs
-
-
-def laf_zoo_params(azoo):
-    base = laf_base(azoo)
-    ts = laf_testsets(azoo)
-    spec = {
-        "zoo": azoo,
-        "dataset": zoo_dataset(base),
-        "models": zoo_models(base),
-        "testsets": [
-            {
-                "name": t,
-                "infer": infer_paths(base, t),
-                "labels": testset_path(zoo_dataset(base), t),
-            }
-            for t in ts
-        ],
-    }
-    if azoo in LAF_CLONES:
-        c = LAF_CLONES[azoo]
-        spec["clone"] = dict(
-            c,
-            source_infer=[infer_paths(c["source"], t) for t in ts],
-            source_models=zoo_models(c["source"]),
-        )
-    return spec
 
 
 LAF_RAW = ["metrics.csv.gz", "testsets.csv", "models.csv", "rq4.csv", "ces_guides.npz"]
@@ -118,14 +61,6 @@ LAF_FIGURES = [
 ]
 
 
-def laf_targets():
-    out = [f"results/laf/tables/{t}.csv" for t, _ in LAF_TABLES]
-    out += [f"results/laf/tables/{t}.md" for t, _ in LAF_TABLES]
-    out += [f"results/laf/figures/{f}.png" for f, _ in LAF_FIGURES]
-    out += [f"results/laf/figures/{f}.pdf" for f, _ in LAF_FIGURES]
-    return out
-
-
 STUDY_TARGETS["laf"] = laf_targets
 
 
@@ -140,6 +75,8 @@ rule laf_zoo:
         "benchmarks/laf/{azoo}.tsv"
     wildcard_constraints:
         azoo="|".join(laf_analysed()) or "NO_LAF_ZOO",
+    conda:
+        "../../envs/labelfree.yaml"
     threads: LAF["threads"]
     resources:
         mem_mb=LAF["mem_mb"],
@@ -148,7 +85,7 @@ rule laf_zoo:
         spec=lambda w: laf_zoo_params(w.azoo),
         laf=LAF,
         seed=SEED,
-        out_dir=lambda w: f"results/laf/raw/{w.azoo}",
+        out_dir=lambda w, output: os.path.dirname(output[0]),
     script:
         "../scripts/laf_zoo.py"
 
@@ -179,15 +116,18 @@ rule laf_tables:
         **{f"pdf_{f}": f"results/laf/figures/{f}.pdf" for f, _ in LAF_FIGURES},
     log:
         "logs/laf/tables.log",
+    conda:
+        "../../envs/labelfree.yaml"
     threads: 1
     resources:
         mem_mb=LAF["mem_mb"],
         runtime=30,
     params:
         zoos=laf_analysed(),
-        raw_dir="results/laf/raw",
-        tables_dir="results/laf/tables",
-        figures_dir="results/laf/figures",
+        # results/laf/{raw,tables,figures}, derived from the declared files
+        raw_dir=lambda w, input: os.path.dirname(os.path.dirname(input.raw[0])),
+        tables_dir=lambda w, output: os.path.dirname(output[0]),
+        figures_dir=lambda w, output: os.path.dirname(output[f"f_{LAF_FIGURES[0][0]}"]),
         laf=LAF,
     script:
         "../scripts/laf_tables.py"
