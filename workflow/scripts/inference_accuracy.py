@@ -1,17 +1,13 @@
 """Thin adapter: accuracy of every model on every test set of a zoo, as table and heatmap."""
 
 import logging
-import sys
 
 from labelfree.inference import accuracy_heatmap, accuracy_long, accuracy_wide
+from labelfree.joblog import log_to
 from labelfree.store import load_json, save_figure, save_table
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
-sys.stderr = log_file
-logging.basicConfig(
-    stream=log_file, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", force=True
-)
+log_to(sm.log[0])
 
 zoo = sm.wildcards.zoo
 long = accuracy_long(sm.params.models, sm.params.testsets, sm.params.grid, list(sm.input.testsets))

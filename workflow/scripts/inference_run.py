@@ -1,18 +1,12 @@
 """Thin adapter: run every model of one zoo on every test set (labelfree.inference.infer_zoo)."""
 
-import logging
-import sys
-
 import torch
 
 from labelfree.inference import infer_zoo
+from labelfree.joblog import log_to
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
-sys.stderr = log_file
-logging.basicConfig(
-    stream=log_file, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", force=True
-)
+log_to(sm.log[0])
 torch.set_num_threads(sm.threads)
 
 infer_zoo(

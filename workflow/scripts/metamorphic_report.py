@@ -1,18 +1,14 @@
 """Thin adapter: tables, figures and checks A-H (labelfree.metamorphic.tables.write_report)."""
 
 import logging
-import sys
 
 import pandas as pd
 
+from labelfree.joblog import log_to
 from labelfree.metamorphic.tables import write_report
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
-sys.stderr = log_file
-logging.basicConfig(
-    stream=log_file, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", force=True
-)
+log_to(sm.log[0])
 
 summary = pd.concat([pd.read_csv(p) for p in sm.input.summaries], ignore_index=True)
 images = pd.concat([pd.read_csv(p) for p in sm.input.verdicts], ignore_index=True)

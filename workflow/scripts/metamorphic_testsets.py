@@ -1,17 +1,11 @@
 """Thin adapter: DigitScenes sources, follow-ups and counterfactuals of one dataset directory
 (labelfree.metamorphic.experiment.write_testsets)."""
 
-import logging
-import sys
-
+from labelfree.joblog import log_to
 from labelfree.metamorphic.experiment import write_testsets
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
-sys.stderr = log_file
-logging.basicConfig(
-    stream=log_file, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", force=True
-)
+log_to(sm.log[0])
 
 written = write_testsets(
     sm.params.dataset, sm.params.bases, sm.params.mm, sm.params.seed, sm.params.out_dir,

@@ -1,19 +1,15 @@
 """Thin adapter: verdicts of every model of one zoo (labelfree.metamorphic.experiment.zoo_verdicts)."""
 
 import logging
-import sys
 
 import pandas as pd
 
+from labelfree.joblog import log_to
 from labelfree.metamorphic.experiment import zoo_verdicts
 from labelfree.store import atomic_path, save_table
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
-sys.stderr = log_file
-logging.basicConfig(
-    stream=log_file, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", force=True
-)
+log_to(sm.log[0])
 
 summary, images = zoo_verdicts(
     zoo=sm.params.zoo,

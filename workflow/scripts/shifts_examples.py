@@ -1,17 +1,13 @@
 """Thin adapter: the example figure of one dataset's shifted test sets (labelfree.shifts)."""
 
 import logging
-import sys
 
+from labelfree.joblog import log_to
 from labelfree.shifts.figures import example_grid
 from labelfree.store import read_image_set, save_figure
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
-sys.stderr = log_file
-logging.basicConfig(
-    stream=log_file, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", force=True
-)
+log_to(sm.log[0])
 
 p = sm.params
 clean = read_image_set(sm.input.id).x

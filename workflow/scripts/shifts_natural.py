@@ -1,18 +1,14 @@
 """Thin adapter: the natural-shift test sets of one dataset (labelfree.shifts.natural)."""
 
 import logging
-import sys
 
+from labelfree.joblog import log_to
 from labelfree.shifts import natural_sets
 from labelfree.shifts.suite import keeps_geometry
 from labelfree.store import read_image_set, write_image_set
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
-sys.stderr = log_file
-logging.basicConfig(
-    stream=log_file, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", force=True
-)
+log_to(sm.log[0])
 
 p = sm.params
 clean = read_image_set(sm.input.id)

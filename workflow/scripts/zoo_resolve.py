@@ -1,17 +1,13 @@
 """Thin adapter: resolve a zoo's torchvision/hub/checkpoint rows (labelfree.zoo.pretrained)."""
 
 import logging
-import sys
 
+from labelfree.joblog import log_to
 from labelfree.store import read_image_set
 from labelfree.zoo.pretrained import resolve_row
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
-sys.stderr = log_file
-logging.basicConfig(
-    stream=log_file, level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", force=True
-)
+log_to(sm.log[0])
 
 ids = read_image_set(sm.input.idset)
 in_shape = tuple(int(s) for s in ids.x.shape[1:])
