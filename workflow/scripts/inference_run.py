@@ -6,7 +6,7 @@ from labelfree.inference import infer_zoo
 from labelfree.joblog import log_to
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-log_to(sm.log[0])
+log_file = log_to(sm.log[0])
 torch.set_num_threads(sm.threads)
 
 infer_zoo(

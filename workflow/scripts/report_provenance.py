@@ -2,9 +2,11 @@
 
 import logging
 
+from labelfree.joblog import log_to
 from labelfree.provenance import software_versions, write_config
 
-logging.basicConfig(filename=snakemake.log[0], level=logging.INFO)
-write_config(snakemake.params.config, snakemake.output.config)
-software_versions(snakemake.output.software)
-logging.info("wrote %s and %s", snakemake.output.config, snakemake.output.software)
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+log_to(sm.log[0])
+write_config(sm.params.config, sm.output.config)
+software_versions(sm.output.software)
+logging.info("wrote %s and %s", sm.output.config, sm.output.software)

@@ -6,7 +6,7 @@ from labelfree.joblog import log_to
 from labelfree.zoo.local import train_local_zoo
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-log_to(sm.log[0])
+log_file = log_to(sm.log[0])
 torch.set_num_threads(sm.threads)
 
 train_local_zoo(
