@@ -11,6 +11,8 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -38,8 +40,14 @@ def test_smoke_via_slurm_equals_local(smoke_run, tmp_path):
         "--slurm-logdir", str(tmp_path / "slurm-logs"), "--slurm-keep-successful-logs",
     ]
     workdir.mkdir()
-    env = {**os.environ, "SLURM_CI_ROOT": str(tmp_path / "cluster")}
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, env=env)
+    # munged runs as user munge: its state must not sit under pytest's root-only (0700) tmp dir.
+    cluster_root = Path(tempfile.mkdtemp(prefix="labelfree-slurm-"))
+    cluster_root.chmod(0o755)
+    env = {**os.environ, "SLURM_CI_ROOT": str(cluster_root)}
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, env=env)
+    finally:
+        shutil.rmtree(cluster_root, ignore_errors=True)
     assert proc.returncode == 0, f"SLURM run failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
     # Jobs really went through SLURM: the plugin leaves per-job logs.
     assert list((tmp_path / "slurm-logs").rglob("*.log")), "no SLURM job logs were written"

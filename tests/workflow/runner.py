@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,11 +43,39 @@ def run_snakemake(
     return proc
 
 
+# Wall-clock measurements cannot repeat between runs; everything else must, byte for byte.
+TIMING_TABLE = re.compile(r"(time|efficiency)", re.I)  # tables that are all timings, by name
+TIMING_COLUMN = re.compile(r"^(time_.*|seconds|.* s|.*_s|.*time.*)$", re.I)
+NUMBER = re.compile(r"\d+(\.\d+)?")
+
+
+def _without_timings(path: Path) -> bytes:
+    """The table's bytes with wall-clock timing columns dropped and numbers in timing rows masked."""
+    raw = path.read_bytes()
+    header = raw.split(b"\n", 1)[0].decode()
+    rows = list(csv.reader(io.StringIO(raw.decode())))
+    if not rows or not any(TIMING_COLUMN.match(c) for c in header.split(",")) and b"time" not in raw:
+        return raw
+    keep = [i for i, c in enumerate(rows[0]) if not TIMING_COLUMN.match(c)]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    for row in rows:
+        cells = [row[i] for i in keep if i < len(row)]
+        if any("time" in c.lower() for c in cells):  # a row that reports timings in its text
+            cells = [NUMBER.sub("#", c) for c in cells]
+        writer.writerow(cells)
+    return out.getvalue().encode()
+
+
 def result_tables(workdir: Path) -> dict[str, bytes]:
-    """Every csv table under results/, by relative path, as bytes."""
+    """Every csv table under results/, by relative path, as bytes, wall-clock timings left out.
+
+    software.csv (package versions) and tables that are all timings are skipped; timing columns
+    and the numbers of rows that report timings are removed from the others.
+    """
     root = workdir / "results"
     return {
-        str(p.relative_to(root)): p.read_bytes()
+        str(p.relative_to(root)): _without_timings(p)
         for p in sorted(root.rglob("*.csv"))
-        if p.name != "software.csv"
+        if p.name != "software.csv" and not TIMING_TABLE.search(p.stem)
     }
