@@ -19,24 +19,8 @@ from labelfree.laf import baselines as bl
 from labelfree.laf.core import rank
 from labelfree.laf.metrics import batch_metrics, ground_truth_accuracy, ranking_metrics
 from labelfree.seeds import rng as seeded_rng
+from labelfree.shifts.params import CORRUPTIONS  # the one list of -C corruption names
 
-CORRUPTIONS = (
-    "gaussian_noise",
-    "shot_noise",
-    "impulse_noise",
-    "defocus_blur",
-    "glass_blur",
-    "motion_blur",
-    "zoom_blur",
-    "snow",
-    "frost",
-    "fog",
-    "brightness",
-    "contrast",
-    "elastic_transform",
-    "pixelate",
-    "jpeg_compression",
-)
 _CORR_RE = re.compile(r"^(?P<c>[a-z_]+)-(?P<s>[1-5])$")
 
 
