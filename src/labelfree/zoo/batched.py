@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from labelfree.zoo.preprocess import standard_nchw
+
 
 @dataclass(frozen=True)
 class BatchedMLPSpec:
@@ -323,7 +325,8 @@ def init_cnn_params(
 def _cnn_forward(params: list[torch.Tensor], x: torch.Tensor, n_conv: int) -> torch.Tensor:
     """x: (K, B, C, H, W) per-model batches -> logits (K, B, classes); models = conv groups."""
     k, b = x.shape[:2]
-    h = x.transpose(0, 1).reshape(b, k * x.shape[2], *x.shape[3:])
+    # Standard strides at the conv input (a reshape may return a view; see standard_nchw).
+    h = standard_nchw(x.transpose(0, 1).reshape(b, k * x.shape[2], *x.shape[3:]))
     for i in range(n_conv):
         w, bias = params[2 * i], params[2 * i + 1]  # (K, out, in, 3, 3), (K, out)
         h = torch.nn.functional.conv2d(h, w.reshape(-1, *w.shape[2:]), bias.reshape(-1),
@@ -374,10 +377,10 @@ def train_batched_cnn(
     torch.set_num_threads(max(1, int(threads)))
     n_conv = len(spec.conv)
     try:
-        x = torch.from_numpy(x_np).permute(0, 3, 1, 2).contiguous().to(dev)
+        x = standard_nchw(torch.from_numpy(x_np).permute(0, 3, 1, 2)).to(dev)
         y = torch.from_numpy(y_np).to(dev)
-        evals = {name: (torch.from_numpy(np.asarray(xe, np.float32)).permute(0, 3, 1, 2)
-                        .contiguous().to(dev),
+        evals = {name: (standard_nchw(torch.from_numpy(np.asarray(xe, np.float32))
+                                      .permute(0, 3, 1, 2)).to(dev),
                         None if ye is None else torch.from_numpy(np.asarray(ye, np.int64)).to(dev))
                  for name, (xe, ye) in eval_sets.items()}
 

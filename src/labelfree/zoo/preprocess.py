@@ -11,6 +11,12 @@ Kinds:
 
 Inputs may be numpy uint8 arrays or torch tensors of pixel values in [0, 255]; a float tensor
 input stays differentiable (PACE's FGSM takes gradients through preprocessing).
+
+Every tensor that enters a model leaves through :func:`standard_nchw`: NHWC -> NCHW by
+``permute`` gives strides that PyTorch also reads as channels_last (with C = 1 the permuted
+tensor even counts as contiguous, so ``.contiguous()`` returns it unchanged), and oneDNN then
+takes its channels_last convolution kernels, whose backward pass corrupts the heap on CPUs
+without AVX-512 (torch 2.15; issue 22, pytorch issue 120211).
 """
 
 from __future__ import annotations
@@ -48,6 +54,27 @@ def _tv_transform(name: str) -> Any:
         raise PreprocessError(
             f"preprocessing 'torchvision:{name}': unknown torchvision weights ({exc})"
         ) from exc
+
+
+def standard_nchw(t: torch.Tensor) -> torch.Tensor:
+    """``t`` with the strides of a fresh contiguous tensor of its shape (copied only if needed).
+
+    ``Tensor.contiguous()`` is not enough: it ignores the strides of size-1 dimensions, so a
+    one-channel NHWC->NCHW permute, strides (HW, 1, W, 1), passes as contiguous while oneDNN
+    reads it as channels_last. Autograd flows through the copy.
+    """
+    if t.stride() == _contiguous_strides(t.shape):
+        return t
+    return t.clone(memory_format=torch.contiguous_format)
+
+
+def _contiguous_strides(shape: torch.Size | tuple[int, ...]) -> tuple[int, ...]:
+    """Row-major strides of ``shape``, as ``torch.empty(shape).stride()`` gives them."""
+    strides, step = [], 1
+    for size in reversed(tuple(shape)):
+        strides.append(step)
+        step *= max(int(size), 1)
+    return tuple(reversed(strides))
 
 
 def check_kind(kind: str) -> None:
@@ -88,20 +115,20 @@ def preprocess(
     if not t.is_floating_point():
         t = t.float()
         if kind == "scale01":  # fresh buffer: divide in place (same values as t / 255)
-            return t.div_(255.0).contiguous()
+            return standard_nchw(t.div_(255.0))
     if kind == "scale01":
-        return (t / 255.0).contiguous()
+        return standard_nchw(t / 255.0)
     if kind == "center":
-        return (t / 127.5 - 1.0).contiguous()
+        return standard_nchw(t / 127.5 - 1.0)
     if kind in NORMALISATIONS:
         if t.shape[1] != 3:
             raise PreprocessError(f"{kind!r} preprocessing needs 3 channels, got {t.shape[1]}")
         mean_values, std_values = NORMALISATIONS[kind]
         mean = torch.tensor(mean_values, device=t.device).view(1, 3, 1, 1)
         std = torch.tensor(std_values, device=t.device).view(1, 3, 1, 1)
-        return ((t / 255.0 - mean) / std).contiguous()
+        return standard_nchw((t / 255.0 - mean) / std)
     if kind.startswith("torchvision:"):
         tf = _tv_transform(kind.split(":", 1)[1])
         # ImageClassification transforms take uint8 or [0, 1] float tensors, batched.
-        return tf(t / 255.0).contiguous()
+        return standard_nchw(tf(t / 255.0))
     raise PreprocessError(f"unknown preprocessing {kind!r}; known kinds: {KINDS}")
