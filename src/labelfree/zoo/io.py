@@ -17,6 +17,7 @@ from torch import nn
 
 from labelfree.store import ArtefactError, atomic_path, load_json, save_json
 from labelfree.zoo.arch import build_model
+from labelfree.zoo.hub import hub_construct
 
 WEIGHTS = "weights.safetensors"
 META = "meta.json"
@@ -79,8 +80,6 @@ def construct(meta: dict[str, Any]) -> nn.Module:
             **meta.get("tv_kwargs", {}),
         )
     if family == "hub":
-        from labelfree.zoo.pretrained import hub_construct
-
         return hub_construct(meta["hub_repo"], meta["arch"])
     raise ArtefactError(f"meta.json: unknown model family {family!r} (source {source!r})")
 

@@ -23,22 +23,16 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import torch
 from torch import nn
 
 from labelfree.zoo.arch import ARCHS, build_model
 from labelfree.zoo.checkpoint import load_into, read_state_dict
+from labelfree.zoo.hub import WeightsMissingError, hub_construct, hub_dir, hub_source
 from labelfree.zoo.io import save_model
 
 log = logging.getLogger(__name__)
 
-
-class WeightsMissingError(RuntimeError):
-    """Pretrained weights are not cached and cannot be downloaded; says where to put them."""
-
-
-def hub_dir() -> Path:
-    return Path(torch.hub.get_dir())
+__all__ = ["WeightsMissingError", "hub_model", "resolve_row", "torchvision_model"]
 
 
 def _tv_weights(arch: str, weights: str) -> Any:
@@ -102,36 +96,13 @@ def torchvision_model(arch: str, weights: str) -> tuple[nn.Module, dict[str, Any
     return model, meta
 
 
-def _hub_source(repo: str) -> tuple[str, str]:
-    return (str(Path(repo).resolve()), "local") if Path(repo).is_dir() else (repo, "github")
-
-
-def hub_construct(repo: str, entry: str, pretrained: bool = False) -> nn.Module:
-    """Build a torch.hub model (``pretrained=False``: architecture only, weights loaded after)."""
-    src, kind = _hub_source(repo)
-    try:
-        try:
-            return torch.hub.load(
-                src, entry, source=kind, trust_repo=True, skip_validation=True, pretrained=pretrained
-            )
-        except TypeError:
-            return torch.hub.load(src, entry, source=kind, trust_repo=True, skip_validation=True)
-    except Exception as exc:
-        where = src if kind == "local" else f"{hub_dir()}/<owner>_<repo>_<ref>"
-        raise WeightsMissingError(
-            f"torch.hub model {repo}:{entry} is not available offline ({type(exc).__name__}: "
-            f"{exc}). Fetch it once with network (torch.hub.load('{repo}', '{entry}')) so that "
-            f"the repository lands in {where} and its weights in {hub_dir() / 'checkpoints'}."
-        ) from None
-
-
 def hub_model(repo: str, entry: str) -> tuple[nn.Module, dict[str, Any]]:
     model = hub_construct(repo, entry, pretrained=True)
     head = [m for m in model.modules() if isinstance(m, nn.Linear)]
     meta = {
         "family": "hub",
         "arch": entry,
-        "hub_repo": _hub_source(repo)[0],
+        "hub_repo": hub_source(repo)[0],
         "num_classes": int(head[-1].out_features) if head else None,
     }
     return model, meta
