@@ -1,0 +1,51 @@
+"""results/summary: every study's checks gathered with provenance, embedded in README (issue 13)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from labelfree.store import save_table
+from labelfree.summary import BEGIN, END, collect, embed, embedded, render
+
+META = {"config": "config/config.yaml", "config_digest": "abc", "commit": "0123",
+        "machine": "test cpu"}
+
+
+def checks(tmp_path, study, rows):
+    path = tmp_path / f"{study}.csv"
+    save_table(pd.DataFrame(rows, columns=["check", "value", "threshold", "holds"]), path)
+    return path
+
+
+def test_collect_keeps_study_order_and_every_check(tmp_path):
+    paths = {
+        "laf": checks(tmp_path, "laf", [("c1", 0.61, 0.5, True), ("c2", 0.1, 0.2, False)]),
+        "pace": checks(tmp_path, "pace", [("p1", 3.4, 5.0, True)]),
+    }
+    df = collect(paths)
+    assert list(df["study"]) == ["laf", "laf", "pace"]
+    assert list(df["check"]) == ["c1", "c2", "p1"]
+    block = render(df, META)
+    # counts per study from the holds column (a bug counting rows, not verdicts, fails this)
+    assert "| `laf` | 1 of 2 |" in block and "| `pace` | 1 of 1 |" in block
+    assert "| `laf` | c2 | 0.1 | 0.2 | **no** |" in block
+    assert "commit `0123`" in block and "test cpu" in block
+    assert block.startswith(BEGIN) and block.rstrip().endswith(END)
+
+
+def test_collect_names_a_table_without_the_columns(tmp_path):
+    path = tmp_path / "bad.csv"
+    save_table(pd.DataFrame({"check": ["x"], "value": [1]}), path)
+    with pytest.raises(ValueError, match="bad.csv.*threshold"):
+        collect({"laf": path})
+
+
+def test_embed_replaces_only_the_block():
+    readme = f"intro\n{BEGIN}\nold\n{END}\nrest\n"
+    new = f"{BEGIN}\nnew\n{END}\n"
+    out = embed(readme, new)
+    assert out == f"intro\n{BEGIN}\nnew\n{END}\nrest\n"
+    assert embedded(out) == new
+    with pytest.raises(ValueError):
+        embed("no markers", new)
