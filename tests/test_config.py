@@ -45,3 +45,14 @@ def test_bad_values_give_one_line(repo_root, bad, fragment):
     msg = str(info.value)
     assert fragment in msg
     assert "\n" not in msg
+
+
+def test_every_problem_is_named_in_one_message(repo_root):
+    """Issue 14: all bad keys at once, not one per run."""
+    bad = {"seed": -1, "inference": {"device": "tpu", "batch_size": "x"}, "sed": 1}
+    with pytest.raises(ConfigError) as info:
+        validate_config(bad, _schema(repo_root))
+    msg = str(info.value)
+    assert msg.startswith("4 problems:") and "\n" not in msg
+    for fragment in ("['sed']", "'seed': value -1", "'inference.device'", "'inference.batch_size'"):
+        assert fragment in msg

@@ -61,3 +61,43 @@ def test_cifar10_kit_preprocessing_uses_the_kit_constants():
     got = preprocess(x, "cifar10_kit")[0, :, 0, 0].numpy()
     np.testing.assert_allclose(got, -np.array([0.4914, 0.4822, 0.4465]) / [0.2023, 0.1994, 0.2010],
                                rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("row", "fragment"),
+    [
+        ({"arch": "vgg"}, "arch 'vgg' is not a local architecture"),
+        ({"optimizer": "adamw"}, "optimizer 'adamw' is not one of"),
+        ({"epochs": 0}, "epochs=0 must be >= 1"),
+        ({"batch_size": 0}, "batch_size=0 must be >= 1"),
+        ({"lr": 0.0}, "lr=0.0 must be > 0"),
+        ({"width": 2.5}, "column width=2.5 is not int"),
+        ({"label_map": "0-8"}, "label_map '0-8' is not 'from:to"),
+        ({"preprocessing": "zscore"}, "preprocessing 'zscore' is not one of"),
+    ],
+)
+def test_training_values_are_checked_at_parse_time(row, fragment):
+    """Issue 14: values that used to fail inside the training job, after other models trained."""
+    with pytest.raises(ZooError) as info:
+        build_sheet("z", {"grid": [{"arch": "mlp", **row}]})
+    assert "zoo 'z': row 1:" in str(info.value) and fragment in str(info.value)
+
+
+def test_every_bad_row_is_named_in_one_message():
+    grid = [{"arch": "mlp"}, {"arch": "vgg"}, {"arch": "mlp", "epochs": 0, "optimizer": "x"}]
+    with pytest.raises(ZooError) as info:
+        build_sheet("z", {"grid": grid})
+    msg = str(info.value)
+    assert "row 2: arch 'vgg'" in msg and "row 3: optimizer 'x'" in msg and "row 3: epochs=0" in msg
+    assert "row 1" not in msg
+
+
+def test_parse_time_lists_match_the_training_code():
+    """The sheet copies these lists to keep torch out of parse time; they must not drift."""
+    from labelfree.zoo.arch import ARCHS
+    from labelfree.zoo.preprocess import NORMALISATIONS
+    from labelfree.zoo.sheet import LOCAL_ARCHS, OPTIMIZERS, PREPROCESSING
+    from labelfree.zoo.train import OPTIMIZERS as TRAIN_OPTIMIZERS
+
+    assert LOCAL_ARCHS == ARCHS and OPTIMIZERS == TRAIN_OPTIMIZERS
+    assert set(PREPROCESSING) == {"scale01", "center", *NORMALISATIONS}

@@ -93,16 +93,23 @@ def _fill_defaults(instance: Any, schema: dict[str, Any], resolver: Any) -> None
 def validate_config(config: dict[str, Any], schema_path: str | Path) -> dict[str, Any]:
     """Return a validated deep copy of ``config`` with schema defaults filled in.
 
-    Raises ConfigError (one line) on the first, most relevant error.
+    Raises ConfigError naming every bad or missing key at once (one line each, joined).
     """
     schema, registry = load_schema(schema_path)
     cfg = copy.deepcopy(dict(config))
     resolver = registry.resolver(base_uri=schema["$id"]).lookup(schema["$id"]).resolver
     _fill_defaults(cfg, schema, resolver)
     validator = jsonschema.Draft202012Validator(schema, registry=registry)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(cfg))
-    if error is not None:
-        raise ConfigError(_describe(error))
+    problems: list[str] = []
+    for error in sorted(validator.iter_errors(cfg), key=lambda e: list(map(str, e.absolute_path))):
+        best = jsonschema.exceptions.best_match([error])  # descends into anyOf/oneOf
+        line = _describe(best if best is not None else error)
+        if line not in problems:
+            problems.append(line)
+    if len(problems) == 1:
+        raise ConfigError(problems[0])
+    if problems:  # all of them at once: a user fixes a config in one pass, not one per run
+        raise ConfigError(f"{len(problems)} problems: " + "; ".join(problems))
     return cfg
 
 

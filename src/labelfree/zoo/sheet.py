@@ -63,6 +63,76 @@ def default_model_id(row: dict[str, Any]) -> str:
     return "-".join(parts)
 
 
+#: Local architectures and optimizers (zoo.arch.ARCHS, zoo.train.OPTIMIZERS; a test keeps them
+#: equal). Copied, not imported: the sheet is read at parse time, where torch must not load.
+LOCAL_ARCHS = ("mlp", "lenet", "resnet", "cnn_tiny")
+OPTIMIZERS = ("sgd", "adam", "adadelta", "adagrad", "adamax", "nadam", "rmsprop")
+PREPROCESSING = ("scale01", "center", "imagenet", "cifar10_kit")
+_LABEL_MAP = re.compile(r"^\d+:\d+(,\d+:\d+)*$")
+
+
+def _normalise_row(r: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A sheet row with defaults and types applied, and every problem found in it."""
+    errs: list[str] = []
+    unknown = set(r) - set(SHEET_DEFAULTS) - {"model"}
+    if unknown:
+        errs.append(f"unknown column(s) {sorted(unknown)}; allowed: "
+                    f"{sorted(['model', *SHEET_DEFAULTS])}")
+    row = {**SHEET_DEFAULTS, **{k: v for k, v in r.items() if k not in unknown}}
+    if row["source"] not in SOURCES:
+        errs.append(f"source {row['source']!r} is not one of {SOURCES}")
+    for col, typ in (("width", int), ("depth", int), ("epochs", int), ("batch_size", int),
+                     ("seed", int), ("lr", float), ("data_fraction", float)):
+        try:
+            value = typ(row[col])
+            if typ is int and isinstance(row[col], float) and row[col] != value:
+                raise ValueError  # 2.5 epochs is an error, not 2
+            row[col] = value
+        except (TypeError, ValueError):
+            errs.append(f"column {col}={row[col]!r} is not {typ.__name__}")
+    try:
+        row["batch_seed"] = None if row["batch_seed"] in (None, "") else int(row["batch_seed"])
+    except (TypeError, ValueError):
+        errs.append(f"column batch_seed={row['batch_seed']!r} is not int")
+    if isinstance(row["data_fraction"], float) and not 0 < row["data_fraction"] <= 1:
+        errs.append(f"data_fraction={row['data_fraction']} not in (0, 1]")
+    if row["source"] == "local":
+        errs += _local_problems(row)
+    elif not row["weights"]:
+        errs.append(f"source {row['source']} needs 'weights'")
+    if row["source"] == "checkpoint" and row["weights"]:
+        ckpt = Path(str(row["weights"])).expanduser()  # relative to the working directory
+        if not ckpt.is_file():
+            errs.append(f"checkpoint file {ckpt} not found")
+    prep = str(row["preprocessing"] or "")
+    if prep and prep not in PREPROCESSING and not prep.startswith("torchvision:"):
+        errs.append(f"preprocessing {prep!r} is not one of {PREPROCESSING} or 'torchvision:<Weights>'")
+    try:
+        row["model"] = str(row.get("model") or default_model_id(row))
+    except (TypeError, ValueError, KeyError):
+        row["model"] = str(row.get("model") or "?")
+    if not _ID_OK.match(row["model"]):
+        errs.append(f"model id {row['model']!r} may hold only letters, digits and _ . + -")
+    return row, errs
+
+
+def _local_problems(row: dict[str, Any]) -> list[str]:
+    """What would make a local row fail in its training job, found at parse time instead."""
+    errs = []
+    if row["arch"] not in LOCAL_ARCHS:
+        errs.append(f"arch {row['arch']!r} is not a local architecture {LOCAL_ARCHS}")
+    if row["optimizer"] not in OPTIMIZERS:
+        errs.append(f"optimizer {row['optimizer']!r} is not one of {OPTIMIZERS}")
+    for col, low in (("epochs", 1), ("batch_size", 1), ("width", 1), ("depth", 0)):
+        if isinstance(row[col], int) and row[col] < low:
+            errs.append(f"{col}={row[col]} must be >= {low}")
+    if isinstance(row["lr"], float) and not row["lr"] > 0:
+        errs.append(f"lr={row['lr']} must be > 0")
+    if row["label_map"] and not _LABEL_MAP.match(str(row["label_map"])):
+        errs.append(f"label_map {row['label_map']!r} is not 'from:to,from:to'")
+    return errs
+
+
 def expand_grid(grid: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Expand grid families into rows: list-valued fields multiply, scalars broadcast."""
     rows: list[dict[str, Any]] = []
@@ -93,48 +163,13 @@ def build_sheet(zoo: str, zoo_cfg: dict[str, Any], base_dir: str | Path = ".") -
     if not raw:
         raise ZooError(f"zoo '{zoo}' has no models")
 
-    rows = []
+    rows, problems = [], []
     for i, r in enumerate(raw):
-        unknown = set(r) - set(SHEET_DEFAULTS) - {"model"}
-        if unknown:
-            raise ZooError(
-                f"zoo '{zoo}', row {i + 1}: unknown column(s) {sorted(unknown)}; "
-                f"allowed: {sorted(['model', *SHEET_DEFAULTS])}"
-            )
-        row = {**SHEET_DEFAULTS, **r}
-        if row["source"] not in SOURCES:
-            raise ZooError(
-                f"zoo '{zoo}', row {i + 1}: source {row['source']!r} is not one of {SOURCES}"
-            )
-        for col, typ in (("width", int), ("depth", int), ("epochs", int), ("batch_size", int),
-                         ("seed", int), ("lr", float), ("data_fraction", float)):
-            try:
-                row[col] = typ(row[col])
-            except (TypeError, ValueError) as exc:
-                raise ZooError(
-                    f"zoo '{zoo}', row {i + 1}: column {col}={row[col]!r} is not {typ.__name__}"
-                ) from exc
-        if not 0 < row["data_fraction"] <= 1:
-            raise ZooError(
-                f"zoo '{zoo}', row {i + 1}: data_fraction={row['data_fraction']} not in (0, 1]"
-            )
-        if row["batch_seed"] not in (None, ""):
-            row["batch_seed"] = int(row["batch_seed"])
-        else:
-            row["batch_seed"] = None
-        if row["source"] != "local" and not row["weights"]:
-            raise ZooError(f"zoo '{zoo}', row {i + 1}: source {row['source']} needs 'weights'")
-        if row["source"] == "checkpoint":
-            ckpt = Path(str(row["weights"])).expanduser()  # relative to the working directory
-            if not ckpt.is_file():
-                raise ZooError(f"zoo '{zoo}', row {i + 1}: checkpoint file {ckpt} not found")
-        row["model"] = str(row.get("model") or default_model_id(row))
-        if not _ID_OK.match(row["model"]):
-            raise ZooError(
-                f"zoo '{zoo}', row {i + 1}: model id {row['model']!r} may hold only letters, "
-                "digits and _ . + -"
-            )
+        row, errs = _normalise_row(r)
+        problems += [f"row {i + 1}: {e}" for e in errs]
         rows.append(row)
+    if problems:  # every problem of every row at once, so a user fixes a sheet in one pass
+        raise ZooError(f"zoo '{zoo}': " + "; ".join(problems))
     sheet = pd.DataFrame(rows)
     # Keep integer seeds exact: a column mixing ints and None would otherwise become float.
     sheet["batch_seed"] = pd.Series([r["batch_seed"] for r in rows], dtype=object)
