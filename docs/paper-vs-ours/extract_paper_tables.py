@@ -80,7 +80,10 @@ def pace(lines: list[str]) -> list[dict]:
                              row=f"{cells[0].strip()} {cells[2].strip()}", column="accuracy %",
                              value=float(cells[5]), note="subject accuracy on its test set"))  # fmt: skip
     budgets = list(range(50, 190, 10))
-    for title, ids in [("Table 2.", {"1", "2", "3", "4", "5", "6"}), ("Table 3. Effectiveness", {"18"})]:
+    for title, ids in [
+        ("Table 2.", {"1", "2", "3", "4", "5", "6"}),
+        ("Table 3. Effectiveness", {"18"}),
+    ]:
         i = _find(lines, title)
         subject = ""
         for j in range(i + 4, i + 60):
