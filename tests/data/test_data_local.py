@@ -246,3 +246,20 @@ def test_real_recompressed_mnist_verifies(tmp_path):
     x = np.frombuffer(gzip.decompress((tmp_path / "t10k-labels-idx1-ubyte.gz").read_bytes())[8:],
                       np.uint8)  # fmt: skip
     assert len(x) == 10_000 and np.bincount(x).min() > 800
+
+
+def test_download_of_recompressed_mirror_copy_accepted(official, tmp_path, http_root):
+    """A mirror (``url``) serving re-compressed files: accepted by content, a wrong one refused."""
+    served, url = http_root
+    spec = next(s for s in classic.FILES["mnist"] if s.name == "train-labels-idx1-ubyte.gz")
+    _recompress(official / spec.name, served / spec.name)
+    from labelfree.data.download import fetch
+
+    path = fetch(spec, tmp_path / "dl", base_url=url)
+    assert verify_file(path, spec) == "content"
+    raw = bytearray(gzip.decompress((official / spec.name).read_bytes()))
+    raw[-1] = (raw[-1] + 1) % 10
+    (served / spec.name).write_bytes(gzip.compress(bytes(raw)))
+    with pytest.raises(DataError, match=r"train-labels-idx1-ubyte\.gz.*checksum"):
+        fetch(spec, tmp_path / "dl2", base_url=url)
+    assert not list((tmp_path / "dl2").iterdir())
