@@ -117,3 +117,8 @@ def test_official_checksums_unchanged():
     assert corrupted.RELEASES["cifar10_c"].archive.md5 == "56bf5dcef84df0e2308c6dcbcbbd8499"
     assert corrupted.RELEASES["mnist_c"].archive.md5 == "4b34b33045869ee6d424616cd3a65da3"
     assert all(len(f.digest) in (32, 64) for fs in classic.FILES.values() for f in fs)
+    # decompressed IDX md5s: MNIST as in ../shared/data/README.md (and yann.lecun.com's files)
+    content = {f.name: f.content_md5 for f in classic.FILES["mnist"]}
+    assert content["train-images-idx3-ubyte.gz"] == "6bbc9ace898e44ae57da46a324031adb"
+    assert content["t10k-labels-idx1-ubyte.gz"] == "27ae3e4e09519cfbb04c329615203637"
+    assert all(len(f.content_md5) == 32 for f in classic.FILES["fashion_mnist"])

@@ -4,7 +4,8 @@ Files live in ``{root}/{source}/`` (``root`` defaults to ``resources/data``). Ch
 the ones torchvision 0.2x ships for the same files (``torchvision/datasets/mnist.py``,
 ``cifar.py``, ``svhn.py``), which are the publishers' archives: MNIST from the OSSCI S3 mirror
 (then LeCun's site), Fashion-MNIST from Zalando's S3 bucket, CIFAR from Krizhevsky's page,
-SVHN from Stanford's UFLDL site.
+SVHN from Stanford's UFLDL site. MNIST and Fashion-MNIST also carry the md5 of each
+decompressed IDX file, so re-compressed copies of the same data are accepted.
 
 Splits are the official ones (``train``/``test``; SVHN also ``extra``); ``splits`` in the
 config names which to write and the fraction of each to keep (a seeded, stratified subset;
@@ -50,13 +51,39 @@ _FASHION_MD5 = {
     "t10k-labels-idx1-ubyte.gz": "bb300cfdad3c16e7a12a480ee83cd310",
 }
 
+# md5 of the decompressed IDX files (the same bytes whatever gzip wrote the archive), used to
+# accept re-compressed copies (download.verify_file). MNIST: the md5s of the uncompressed files
+# of yann.lecun.com as ../shared/data/README.md lists them, recomputed from the real files here
+# (`zcat f.gz | md5sum`) and matching the tables of other public MNIST loaders. Fashion-MNIST:
+# the uncompressed files' md5s as public loaders list them beside torchvision's .gz md5s (a
+# `raw_data` table) and as `md5sum` prints them after `gunzip` in MindSpore's tutorial; not
+# recomputed here (no Fashion-MNIST files on this machine).
+MNIST_CONTENT_MD5 = {
+    "train-images-idx3-ubyte.gz": "6bbc9ace898e44ae57da46a324031adb",
+    "train-labels-idx1-ubyte.gz": "a25bea736e30d166cdddb491f175f624",
+    "t10k-images-idx3-ubyte.gz": "2646ac647ad5339dbf082846283269ea",
+    "t10k-labels-idx1-ubyte.gz": "27ae3e4e09519cfbb04c329615203637",
+}
+FASHION_CONTENT_MD5 = {
+    "train-images-idx3-ubyte.gz": "f4a8712d7a061bf5bd6d2ca38dc4d50a",
+    "train-labels-idx1-ubyte.gz": "9018921c3c673c538a1fc5bad174d6f9",
+    "t10k-images-idx3-ubyte.gz": "8181f5470baa50b63fa0f6fddb340f0a",
+    "t10k-labels-idx1-ubyte.gz": "15d484375f8d13e6eb1aabb0c3f46965",
+}
+
+
+def _idx_specs(
+    mirrors: tuple[str, ...], md5: Mapping[str, str], content: Mapping[str, str]
+) -> list[FileSpec]:
+    return [
+        FileSpec(n, tuple(m + n for m in mirrors), md5=h, content_md5=content[n])
+        for n, h in md5.items()
+    ]
+
+
 FILES: dict[str, list[FileSpec]] = {
-    "mnist": [
-        FileSpec(n, tuple(m + n for m in MNIST_MIRRORS), md5=h) for n, h in _MNIST_MD5.items()
-    ],
-    "fashion_mnist": [
-        FileSpec(n, tuple(m + n for m in FASHION_MIRRORS), md5=h) for n, h in _FASHION_MD5.items()
-    ],
+    "mnist": _idx_specs(MNIST_MIRRORS, _MNIST_MD5, MNIST_CONTENT_MD5),
+    "fashion_mnist": _idx_specs(FASHION_MIRRORS, _FASHION_MD5, FASHION_CONTENT_MD5),
     # torchvision/datasets/cifar.py: CIFAR10.tgz_md5, CIFAR100.tgz_md5
     "cifar10": [
         FileSpec(

@@ -4,17 +4,27 @@ A file is only ever visible under its final name once its checksum has been veri
 killed or failed download never leaves a partial artefact that Snakemake (or the next run)
 could mistake for a finished one. Checksums are constants next to each source, with the
 place they were taken from.
+
+Local files (``datasets.<name>.local``, docs/data.md "Local files"): instead of downloading,
+each file is copied from a folder the user already has, through the same temporary-file,
+verify, rename path; the source folder is only read. A gzip file whose own checksum differs
+(re-compressed by a mirror, a package cache or an old disk) is accepted when the md5 of its
+decompressed content is the standard one (``FileSpec.content_md5``); an uncompressed copy
+with that md5 is accepted too and gzip-compressed on the way in.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import http.client
 import logging
 import os
+import shutil
 import tempfile
 import urllib.error
 import urllib.request
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +42,8 @@ class FileSpec:
     """One remote file: its local name, official URLs (mirrors in order) and checksum.
 
     Exactly one of ``md5`` / ``sha256`` is usually given (whichever the publisher lists);
-    ``size`` (bytes) is checked when known.
+    ``size`` (bytes) is checked when known. ``content_md5``: md5 of the decompressed content of
+    a gzip file, which identifies the data whatever gzip settings wrote the archive.
     """
 
     name: str
@@ -40,6 +51,7 @@ class FileSpec:
     md5: str = ""
     sha256: str = ""
     size: int | None = None
+    content_md5: str = ""
 
     def __post_init__(self) -> None:
         if not (self.md5 or self.sha256):
@@ -63,20 +75,50 @@ def file_digest(path: str | os.PathLike[str], algorithm: str = "sha256") -> str:
     return h.hexdigest()
 
 
-def verify_file(path: str | os.PathLike[str], spec: FileSpec) -> None:
-    """Raise DataError naming ``path`` if it is missing, of the wrong size or checksum."""
+def gunzip_digest(path: str | os.PathLike[str], algorithm: str = "md5") -> str | None:
+    """Hex digest of the decompressed content of a gzip file; None if it is not readable gzip."""
+    h = hashlib.new(algorithm)
+    try:
+        with gzip.open(path, "rb") as fh:
+            while chunk := fh.read(CHUNK):
+                h.update(chunk)
+    except (OSError, EOFError, zlib.error):  # gzip.BadGzipFile is an OSError
+        return None
+    return h.hexdigest()
+
+
+def verify_file(path: str | os.PathLike[str], spec: FileSpec) -> str:
+    """Check ``path`` against ``spec``; return how it matched: ``"archive"`` or ``"content"``.
+
+    The file's own checksum (and size, when known) is tried first; when it differs and the spec
+    has ``content_md5``, the md5 of the decompressed gzip content is tried. Raises DataError
+    naming ``path`` when the file is missing or neither matches.
+    """
     p = Path(path)
     if not p.is_file():
         raise DataError(f"{p}: file not found (expected {spec.name})")
-    if spec.size is not None and p.stat().st_size != spec.size:
-        raise DataError(
-            f"{p}: size {p.stat().st_size} bytes, expected {spec.size} (truncated or wrong file)"
-        )
+    size = p.stat().st_size
     got = file_digest(p, spec.algorithm)
-    if got != spec.digest:
-        raise DataError(
-            f"{p}: {spec.algorithm} checksum {got} does not match expected {spec.digest}"
+    size_ok = spec.size is None or size == spec.size
+    if size_ok and got == spec.digest:
+        return "archive"
+    if spec.content_md5:
+        content = gunzip_digest(p)
+        if content == spec.content_md5.lower():
+            return "content"
+        inner = (
+            "it is not a readable gzip file"
+            if content is None
+            else f"md5 of its decompressed content is {content}"
         )
+        raise DataError(
+            f"{p}: neither checksum matches {spec.name}: {spec.algorithm} of the file is {got} "
+            f"(expected {spec.digest}) and {inner} (expected {spec.content_md5.lower()}); "
+            "wrong, truncated or corrupt file"
+        )
+    if not size_ok:
+        raise DataError(f"{p}: size {size} bytes, expected {spec.size} (truncated or wrong file)")
+    raise DataError(f"{p}: {spec.algorithm} checksum {got} does not match expected {spec.digest}")
 
 
 def candidate_urls(spec: FileSpec, base_url: str = "") -> list[str]:
@@ -111,21 +153,28 @@ def _stream(url: str, spec: FileSpec, dest: Path, timeout: float) -> None:
                 f"{dest.name}: download from {url} has {received} bytes, expected {spec.size}"
             )
         got = h.hexdigest()
-        if got != spec.digest:
+        if got != spec.digest and spec.content_md5 and gunzip_digest(tmp) == spec.content_md5:
+            log.info("%s: re-compressed copy, decompressed content md5 verified", url)
+        elif got != spec.digest:
             raise DataError(
                 f"{dest.name}: {spec.algorithm} checksum of the download from {url} is {got}, "
                 f"expected {spec.digest} (corrupt mirror or truncated transfer)"
             )
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp creates 0600; a shared cache wants the umask's
-        os.replace(tmp, dest)
+        _publish(tmp, dest)
         log.info(
             "downloaded %s (%d bytes) from %s, %s verified", dest, received, url, spec.algorithm
         )
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def _publish(tmp: Path, dest: Path) -> None:
+    """Give ``tmp`` the umask's permissions (mkstemp creates 0600) and rename it to ``dest``."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    os.replace(tmp, dest)
 
 
 def _progress(total: int | None, name: str) -> Any:
@@ -148,10 +197,10 @@ def fetch(
     dest = dest_dir / spec.name
     if dest.exists():
         try:
-            verify_file(dest, spec)
+            how = verify_file(dest, spec)
         except DataError as exc:
             raise DataError(f"{exc}; delete the file to download it again") from None
-        log.info("%s present, %s verified", dest, spec.algorithm)
+        log.info("%s present, verified by its %s checksum", dest, how)
         return dest
     dest_dir.mkdir(parents=True, exist_ok=True)
     errors = []
@@ -180,8 +229,73 @@ def fetch(
     )
 
 
+def copy_local(
+    spec: FileSpec, local_dir: str | os.PathLike[str], dest_dir: str | os.PathLike[str]
+) -> tuple[Path, str]:
+    """Copy ``spec`` from the user's folder ``local_dir`` into ``dest_dir``, verified.
+
+    Looks for ``{local_dir}/{spec.name}``, else (gzip specs with ``content_md5``) for the
+    uncompressed ``{local_dir}/{name without .gz}``, which is gzip-compressed on the way in.
+    The copy goes to a temporary file beside the target, is verified (own checksum, else the
+    decompressed content's md5), then renamed; ``local_dir`` is only read. An existing target
+    is verified and kept. Returns ``(path, how)`` with ``how`` in archive / content.
+    """
+    local_dir, dest_dir = Path(local_dir), Path(dest_dir)
+    dest = dest_dir / spec.name
+    if dest.exists():
+        try:
+            how = verify_file(dest, spec)
+        except DataError as exc:
+            raise DataError(f"{exc}; delete the file to copy it again from {local_dir}") from None
+        log.info("%s present, verified by its %s checksum", dest, how)
+        return dest, how
+    src = local_dir / spec.name
+    raw = local_dir / spec.name.removesuffix(".gz")
+    compress = False
+    if not src.is_file():
+        if spec.content_md5 and spec.name.endswith(".gz") and raw.is_file():
+            got = file_digest(raw, "md5")
+            if got != spec.content_md5.lower():
+                raise DataError(
+                    f"{raw}: md5 {got} does not match the standard content of {spec.name} "
+                    f"({spec.content_md5.lower()}); wrong, truncated or corrupt file"
+                )
+            src, compress = raw, True
+        else:
+            also = f" (or the uncompressed {raw.name})" if spec.content_md5 else ""
+            raise DataError(
+                f"{src}: file not found; datasets.<name>.local names {local_dir}, which must "
+                f"hold {spec.name}{also}"
+            )
+    dest_dir.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest_dir)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out, open(src, "rb") as fh:
+            if compress:
+                with gzip.GzipFile(filename="", mode="wb", fileobj=out, mtime=0) as gz:
+                    shutil.copyfileobj(fh, gz, CHUNK)
+            else:
+                shutil.copyfileobj(fh, out, CHUNK)
+        try:
+            how = verify_file(tmp, spec)
+        except DataError as exc:
+            raise DataError(str(exc).replace(str(tmp), str(src), 1)) from None
+        _publish(tmp, dest)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    log.info("copied %s to %s, verified by its %s checksum", src, dest, how)
+    return dest, how
+
+
 def fetch_all(
-    specs: Iterable[FileSpec], dest_dir: str | os.PathLike[str], base_url: str = ""
+    specs: Iterable[FileSpec],
+    dest_dir: str | os.PathLike[str],
+    base_url: str = "",
+    local: str | os.PathLike[str] = "",
 ) -> dict[str, Path]:
-    """Fetch every spec; return ``{name: path}``."""
+    """Fetch every spec (or copy it from the folder ``local``); return ``{name: path}``."""
+    if local:
+        return {s.name: copy_local(s, local, dest_dir)[0] for s in specs}
     return {s.name: fetch(s, dest_dir, base_url) for s in specs}

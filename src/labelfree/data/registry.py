@@ -29,7 +29,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -226,29 +226,91 @@ def needs_download(cfg: Mapping[str, Any]) -> bool:
     return get_source(cfg["source"]).kind == "download"
 
 
+def _defines_local(path: Path, name: str) -> tuple[bool, Any]:
+    import yaml
+
+    try:
+        doc = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return False, None
+    entry = (doc.get("datasets") or {}).get(name) if isinstance(doc, dict) else None
+    if isinstance(entry, dict) and "local" in entry:
+        return True, entry["local"]
+    return False, None
+
+
+def resolve_local(
+    name: str,
+    cfg: Mapping[str, Any],
+    configfiles: Iterable[str | os.PathLike[str]] = (),
+    cwd: str | os.PathLike[str] | None = None,
+) -> str:
+    """The absolute folder ``datasets.<name>.local`` names ("" when unset).
+
+    A relative path is resolved against the folder of the config file that sets it: the last
+    of ``configfiles`` (in Snakemake's order, later files win) whose ``datasets.<name>.local``
+    has this value; when none does (set with ``--config``), against ``cwd`` (the working
+    directory). Only downloadable sources take ``local``, and the folder must exist.
+    """
+    local = cfg.get("local", "") or ""
+    if not local:
+        return ""
+    if not needs_download(cfg):
+        raise DataError(
+            f"datasets.{name}.local: source {cfg['source']!r} is not downloaded; only "
+            f"{sorted(s for s, src in SOURCES.items() if src.kind == 'download')} take `local`"
+        )
+    path = Path(str(local)).expanduser()
+    if not path.is_absolute():
+        base = Path(cwd) if cwd is not None else Path.cwd()
+        for f in reversed([Path(c) for c in configfiles]):
+            found, value = _defines_local(f, name)
+            if found and value == local:
+                base = f.resolve().parent
+                break
+        path = base / path
+    path = Path(os.path.normpath(path.absolute()))
+    if not path.is_dir():
+        raise DataError(
+            f"datasets.{name}.local: folder {path} (from {local!r}) does not exist; relative "
+            "paths are resolved against the folder of the config file that sets them"
+        )
+    return str(path)
+
+
 def download_dataset(
     name: str, cfg: Mapping[str, Any], manifest: str | os.PathLike[str] | None = None
 ) -> dict[str, Path]:
     """Fetch and verify every file of a downloadable dataset into ``{root}/{source}/``.
 
-    Writes a JSON manifest (file -> path, algorithm, checksum) when ``manifest`` is given;
-    it is written last, so it exists only when every file is verified.
+    With ``local`` (an absolute folder, see :func:`resolve_local`) the files are copied from
+    there instead of downloaded, verified the same way (docs/data.md, "Local files").
+    Writes a JSON manifest (file -> path, algorithm, checksum, how it was verified) when
+    ``manifest`` is given; it is written last, so it exists only when every file is verified.
     """
+    from labelfree.data.download import file_digest, verify_file
+
     src = get_source(cfg["source"])
     specs = src.files(cfg)
     folder = Path(cfg.get("root", "resources/data")) / src.name
-    paths = fetch_all(specs, folder, cfg.get("url", ""))
-    if manifest is not None:
-        save_json(
-            {
-                "dataset": name,
-                "source": src.name,
-                "files": {
-                    s.name: {"path": str(paths[s.name]), s.algorithm: s.digest} for s in specs
-                },
-            },
-            manifest,
+    local = cfg.get("local", "") or ""
+    if local and not Path(local).is_absolute():
+        raise DataError(
+            f"datasets.{name}.local: {local!r} is relative; resolve it first (resolve_local)"
         )
+    paths = fetch_all(specs, folder, cfg.get("url", ""), local=local)
+    if manifest is not None:
+        files = {}
+        for s in specs:
+            how = verify_file(paths[s.name], s)
+            entry: dict[str, Any] = {"path": str(paths[s.name]), "verified_by": how}
+            if how == "archive":
+                entry[s.algorithm] = s.digest
+            else:
+                entry["md5"] = file_digest(paths[s.name], "md5")
+                entry["content_md5"] = s.content_md5
+            files[s.name] = entry
+        save_json({"dataset": name, "source": src.name, "local": local, "files": files}, manifest)
     return paths
 
 
