@@ -206,6 +206,19 @@ if SYP_ZOO in ZOOS:
                 subcategory="predictions",
             ),
             meta_fit=SYP_TABLES["fig4-5_meta_fit"],
+            fig10=SYP_TABLES["fig10_sensitivity"],
+            checks=report(
+                SYP_TABLES["checks"],
+                caption="../report/syp/checks.rst",
+                category="syp",
+                subcategory="checks",
+            ),
+            fig_fig10=report(
+                SYP_FIGS["fig10_sensitivity"],
+                caption="../report/syp/fig10.rst",
+                category="syp",
+                subcategory="figures",
+            ),
             fig_scatter=report(
                 SYP_FIGS["scatter_val"],
                 caption="../report/syp/scatter.rst",

@@ -338,6 +338,18 @@ def write_tables(
         figures.bars(meta, "Figs. 4-5 analogue: meta-training sets, GT vs ORA-A", limit=100),
         out["fig_meta"],
     )
+    if "fig10" in out:
+        f10 = ex.fig10_table(results, agg, cfg)
+        store.save_table(
+            f10, out["fig10"], title="Figure 10 (SYP paper) data: ORA-A RMSE vs iterations and lr"
+        )
+        store.save_figure(figures.sensitivity(f10), out["fig_fig10"])
+    if "checks" in out:
+        store.save_table(
+            ex.checks_table(results, agg, cfg, groups),
+            out["checks"],
+            title="SYP checks (spec 6.6): check, value, threshold, holds",
+        )
     ora = pred[pred["method"] == "SYP (ORA-A)"]
     store.save_figure(
         figures.bars(ora, "Figs. 6-7 analogue: validation sets, GT vs ORA-A (mean over seeds)"),
@@ -426,5 +438,7 @@ TABLE_NAMES = (
     "tau_selection",
     "predictions",
     "fig4-5_meta_fit",
+    "fig10_sensitivity",
+    "checks",
 )
-FIGURE_NAMES = ("scatter_val", "fig4-5_meta_bars", "fig6-7_val_bars")
+FIGURE_NAMES = ("scatter_val", "fig4-5_meta_bars", "fig6-7_val_bars", "fig10_sensitivity")
