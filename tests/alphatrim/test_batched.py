@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 from sklearn.datasets import make_classification
 
@@ -164,10 +165,8 @@ def test_cnn_trainer_enters_determinism_for_cuda_only(monkeypatch):
     x = np.zeros((8, 6, 6, 1), np.float32)
     y = np.arange(8) % 2
     spec = batched.BatchedCNNSpec(conv=(2,), hidden=(), epochs=1, batch_size=4)
-    try:
+    with pytest.raises(Entered):
         batched.train_batched_cnn(x, y, [0], [0], spec, {}, device="cuda")
-    except Entered:
-        pass
     assert entered == [True]
     batched.train_batched_cnn(x, y, [0], [0], spec, {}, device="cpu")
     assert entered == [True]
