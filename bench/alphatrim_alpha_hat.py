@@ -100,8 +100,8 @@ def main() -> None:
     ap.add_argument("--reference", type=int, default=100)
     ap.add_argument("--n-test", type=int, default=8000)
     ap.add_argument("--boot", type=int, default=100)
-    ap.add_argument("--baseline-candidates", type=int, default=5)
-    ap.add_argument("--baseline-boot", type=int, default=4)
+    ap.add_argument("--baseline-candidates", type=int, default=20)
+    ap.add_argument("--baseline-boot", type=int, default=10)
     ap.add_argument("--out", default="bench/results/alphatrim_alpha_hat.md")
     args = ap.parse_args()
 
