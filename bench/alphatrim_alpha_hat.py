@@ -7,7 +7,7 @@ replicate, one closed-form evaluation per alpha, scan until accepted), timed on 
 extrapolated; both must pick identical levels on that subset.
 
     python bench/alphatrim_alpha_hat.py [--candidates 100] [--reference 100] [--n-test 8000]
-        [--out bench/results/alphatrim_alpha_hat.md]
+        [--out bench/alphatrim_alpha_hat_results.md]
 
 Writes the figures with the machine (CPU model, cores) and the git commit to ``--out``
 (issue 19 item 4).
@@ -102,7 +102,7 @@ def main() -> None:
     ap.add_argument("--boot", type=int, default=100)
     ap.add_argument("--baseline-candidates", type=int, default=20)
     ap.add_argument("--baseline-boot", type=int, default=10)
-    ap.add_argument("--out", default="bench/results/alphatrim_alpha_hat.md")
+    ap.add_argument("--out", default="bench/alphatrim_alpha_hat_results.md")
     args = ap.parse_args()
 
     load0 = " ".join(_load())
