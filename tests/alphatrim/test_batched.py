@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 from sklearn.datasets import make_classification
 
@@ -117,3 +118,55 @@ def test_batched_cnn_matches_single_model_autograd():
             opt.step()
     with torch.no_grad():
         np.testing.assert_allclose(alone.logits["t"][0], net(xe).numpy(), atol=1e-5)
+
+
+def test_cuda_determinism_settings_are_applied_and_restored():
+    """Issue 16: batched CUDA training runs with deterministic algorithms, the cuBLAS workspace
+    setting and deterministic cuDNN without autotuning; the previous flags come back after.
+    (No GPU on the test machine: the settings are checked, not a CUDA rerun.)"""
+    import os
+
+    from labelfree.zoo import batched
+
+    before = (torch.are_deterministic_algorithms_enabled(), torch.backends.cudnn.deterministic,
+              torch.backends.cudnn.benchmark)
+    torch.backends.cudnn.benchmark = True
+    try:
+        with batched.deterministic_cuda():
+            assert torch.are_deterministic_algorithms_enabled()
+            assert not torch.is_deterministic_algorithms_warn_only_enabled()
+            assert torch.backends.cudnn.deterministic and not torch.backends.cudnn.benchmark
+            assert os.environ["CUBLAS_WORKSPACE_CONFIG"] in (":4096:8", ":16:8")
+        assert torch.backends.cudnn.benchmark  # restored
+        assert torch.are_deterministic_algorithms_enabled() == before[0]
+    finally:
+        torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = before[1:]
+
+
+def test_cnn_trainer_enters_determinism_for_cuda_only(monkeypatch):
+    """train_batched_cnn(device="cuda") applies deterministic_cuda before touching the device;
+    on CPU it does not change the global flags."""
+    import contextlib
+
+    from labelfree.zoo import batched
+
+    entered = []
+
+    class Entered(Exception):
+        pass
+
+    @contextlib.contextmanager
+    def spy():
+        entered.append(True)
+        raise Entered
+        yield  # pragma: no cover
+
+    monkeypatch.setattr(batched, "deterministic_cuda", spy)
+    x = np.zeros((8, 6, 6, 1), np.float32)
+    y = np.arange(8) % 2
+    spec = batched.BatchedCNNSpec(conv=(2,), hidden=(), epochs=1, batch_size=4)
+    with pytest.raises(Entered):
+        batched.train_batched_cnn(x, y, [0], [0], spec, {}, device="cuda")
+    assert entered == [True]
+    batched.train_batched_cnn(x, y, [0], [0], spec, {}, device="cpu")
+    assert entered == [True]

@@ -135,7 +135,7 @@ def test_collect_spine_zoos_reads_two_class_logits(tmp_path):
     cfg = {**copy.deepcopy(SOURCES), "data": {**DATA, "source": "zoos",
                                               "zoos": {"S_all": "spine_zoo"}}}
     assert experiment_outputs(cfg)["tables"] == ["table2-sources", "table3-pairwise-churn",
-                                                 "table4-equal-accuracy"]
+                                                 "table4-equal-accuracy", "checks"]
     sheets = {"S_all": [{"model": f"m{i}", "seed": i, "batch_seed": 0} for i in range(3)]}
     collect_spine_zoos("s", cfg, {"labels": str(tmp_path / "id.npz"),
                                   "logits_S_all": [str(p) for p in paths]},
@@ -144,8 +144,41 @@ def test_collect_spine_zoos_reads_two_class_logits(tmp_path):
     assert z["logits_S_all"].shape == (3, 40, 2)
     np.testing.assert_array_equal(z["y_test"], y)
     assert pd.read_csv(tmp_path / "runs.csv")["model"].tolist() == ["m0", "m1", "m2"]
+    # issue 16: own zoos must be binary - the message names the zoo and the number of classes
     write_inference(paths[0], gen.normal(size=(40, 3)))
-    with pytest.raises(ValueError, match="two-class"):
+    with pytest.raises(ValueError, match=r"zoo 'spine_zoo' \(data.zoos.S_all\) has 3-class"):
         collect_spine_zoos("s", cfg, {"labels": str(tmp_path / "id.npz"),
                                       "logits_S_all": [str(p) for p in paths]},
                            sheets, tmp_path / "zoo.npz", tmp_path / "runs.csv")
+    write_image_set(tmp_path / "id10.npz", np.zeros((40, 4, 4, 1), np.uint8), np.arange(40) % 10)
+    with pytest.raises(ValueError, match=r"has 10 classes.*\['spine_zoo'\].*binary: even_odd"):
+        collect_spine_zoos("s", cfg, {"labels": str(tmp_path / "id10.npz"),
+                                      "logits_S_all": [str(p) for p in paths]},
+                           sheets, tmp_path / "zoo.npz", tmp_path / "runs.csv")
+
+
+def test_checks_table_hand_case():
+    """Spec 6 conclusions (i)-(iii) on hand-made per-model and ensemble rows."""
+    from labelfree.alphatrim.experiment import checks_table
+
+    pm = pd.DataFrame({"regime": "S_all", "alpha_hat": [0.0, 0.01, 0.02, 0.3],
+                       "accuracy": [92.0, 91.0, 93.0, 90.0]})
+    ens = pd.DataFrame({"M_ens": [1, 1, 3, 3, 10, 10],
+                        "alpha_hat": [0.04, 0.06, 0.02, 0.02, 0.0, 0.03],
+                        "accuracy": [90.0, 92.0, 91.0, 91.5, 91.4, 91.4],
+                        "churn_vs_full_ensemble": [20, 18, 10, 9, 2, 1],
+                        "linf_to_reference": [0.06, 0.07, 0.05, 0.04, 0.03, 0.03]})
+    ck = checks_table(pm, ens, 0.05).set_index("check")
+    assert ck.loc["(i) median alpha-hat of the candidates", "value"] == pytest.approx(0.015)
+    # accuracies 90..93: 75th percentile 92.25; best low-alpha run 93 -> +0.75
+    assert ck.loc["(ii) best accuracy among alpha-hat <= cut minus the zoo's 75th percentile",
+                  "value"] == pytest.approx(0.75)
+    assert ck.loc["(ii) worst run has alpha-hat > cut (1 = yes)", "value"] == 1.0
+    # mean alpha-hat per size 0.05, 0.02, 0.015 -> never rises; accuracy std rises 0.354 -> 0
+    # no: std 1.414, 0.354, 0 -> falls; L_inf 0.065, 0.045, 0.03 falls
+    rise = ck.loc["(iii) largest increase of the mean alpha-hat between consecutive M_ens"]
+    assert rise["value"] == pytest.approx(-0.005) and rise["holds"]
+    bad = ens.assign(linf_to_reference=[0.01, 0.01, 0.05, 0.05, 0.03, 0.03])
+    row = checks_table(pm, bad, 0.05).set_index("check").loc[
+        "(iii) largest increase of the mean L_inf to the reference between consecutive M_ens"]
+    assert row["value"] == pytest.approx(0.04) and not row["holds"]

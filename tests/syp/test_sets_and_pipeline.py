@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.stats
 
 from labelfree.syp import baselines as bl
 from labelfree.syp import experiment as ex
@@ -33,8 +34,12 @@ def test_meta_set_deterministic_and_checksummed():
     assert len(set(sa.ops)) == 3 and set(sa.ops) <= set(ms.META_OPS)
     assert sc.checksum != sa.checksum
     assert a.dtype == np.uint8 and a.shape == x.shape
-    # image i of the set depends only on (seed, set, i): the first images of a longer source
-    # (same first rows) transform identically only through per-image draws - check by rebuild
+    # the set-level draws (ops, order, strength) depend only on (seed, set index), not on the
+    # images: another source gives the same recipe, another seed a different one
+    _, s_other = ms.build_meta_set(_images(seed=5), 3, seed=11)
+    assert (s_other.ops, s_other.strength) == (sa.ops, sa.strength)
+    recipes = {ms.build_meta_set(x, 3, seed=s)[1].ops for s in range(6)}
+    assert len(recipes) > 1
     with pytest.raises(ValueError, match="unknown op"):
         ms.build_meta_set(x, 0, 0, ops=("nope",))
 
@@ -59,8 +64,13 @@ def test_validation_sets_plan_and_corruptions():
         assert xs.dtype == np.uint8 and xs.shape == x.shape and len(ys) == len(xs)
         if info["group"] == "corrupted":
             assert not np.array_equal(xs, x), name
-    assert sets["syp-val-clean"][0] is not None
     np.testing.assert_array_equal(sets["syp-val-clean"][0], x)
+    np.testing.assert_array_equal(sets["syp-val-clean"][1], y)
+    # corrupted sets keep the holdout's labels; natural sets resample class priors (spec 6.4)
+    assert all(np.array_equal(v[1], y) for v in sets.values() if v[2]["group"] == "corrupted")
+    nat = [v[1] for v in sets.values() if v[2]["group"] == "natural"]
+    assert len(nat) == 4 and any(not np.array_equal(np.bincount(n, minlength=4), [10] * 4)
+                                 for n in nat)
     # blur severity is monotone in the clean Laplacian variance
     blur = [
         ind
@@ -83,8 +93,9 @@ def test_baseline_scores():
     p = np.array([[0.9, 0.1], [0.6, 0.4]])
     assert bl.conf_score(p) == pytest.approx(0.75)
     y = np.array([0, 0])
-    t = bl.atc_kit_threshold(p, y)
-    assert bl.atc_kit_score(p, t) <= 100.0
+    t = bl.atc_kit_threshold(p, y)  # a = 1 -> index clipped to N - 1: t = max(-H) = -H(.9, .1)
+    assert t == pytest.approx(-scipy.stats.entropy([0.9, 0.1]))
+    assert bl.atc_kit_score(p, t) == 50.0  # only the (.6, .4) row has -H below it
     assert bl.doc_estimate(p, p, 0.8) == pytest.approx(80.0)
     # Garg et al.: on the clean set itself the estimate equals the clean accuracy (within 1/N)
     g = np.random.default_rng(0)
@@ -177,7 +188,7 @@ def test_tables_on_synthetic_results():
     }
     agg = {"mode": "threshold", "tau": "select", "tau_grid": [0.45, 0.5, 0.55], "fixed_tau": 0.5}
     specs = ex.variant_specs(cfg)
-    assert set(specs) == {"ora_a", "ora_b", "ora_a_adj", "ind_h", "r4", "no_norm"}
+    assert set(specs) == {"ora_a", "ora_b", "ora_a_adj", "ora_b_adj", "ind_h", "r4", "no_norm"}
     q = {}
     for name in specs:
         res = run_variant(table, ex.build_variant(cfg, name), [0, 1], threads=1)

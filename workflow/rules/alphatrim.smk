@@ -74,6 +74,7 @@ rule alphatrim_zoo:
     resources:
         mem_mb=AT["mem_mb"],
         runtime=AT["runtime"],
+        gpu=lambda wc: int(AT_EXPS[wc.experiment]["model"].get("device") == "cuda"),
     params:
         name=lambda wc: wc.experiment,
         cfg=lambda wc: AT_EXPS[wc.experiment],

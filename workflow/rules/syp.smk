@@ -25,8 +25,8 @@ SYP_FIGS = {k: f"results/syp/figures/{k}.png" for k in syp_study.FIGURE_NAMES}
 SYP_PART = {
     _step: {k: SYP[k] for k in _keys}
     for _step, _keys in {
-        "testsets": ("meta_sets", "validation", "rotation"),
-        "indicators": ("atc_form", "blur_form", "image_form", "rotation"),
+        "testsets": ("meta_sets", "validation", "rotation", "splits"),
+        "indicators": ("atc_form", "blur_form", "image_form", "rotation", "splits"),
         "oracle": ("oracle", "norm_train_scope", "tables"),
         "tables": ("aggregate", "tables", "oracle"),
     }.items()
@@ -55,9 +55,14 @@ if SYP_ZOO in ZOOS:
 
     rule syp_testsets:
         input:
-            train=dataset_split(_SYP_DS, SYP["splits"]["train"]),
-            source=dataset_split(_SYP_DS, SYP["splits"]["source"]),
-            holdout=dataset_split(_SYP_DS, SYP["splits"]["holdout"]),
+            # holdout: null carves the holdout out of the source split (splits.holdout_share)
+            unpack(
+                lambda w: {
+                    k: dataset_split(_SYP_DS, SYP["splits"][k])
+                    for k in ("train", "source", "holdout")
+                    if SYP["splits"].get(k)
+                }
+            ),
         output:
             sets=[
                 testset_path(_SYP_DS, n)
@@ -201,6 +206,19 @@ if SYP_ZOO in ZOOS:
                 subcategory="predictions",
             ),
             meta_fit=SYP_TABLES["fig4-5_meta_fit"],
+            fig10=SYP_TABLES["fig10_sensitivity"],
+            checks=report(
+                SYP_TABLES["checks"],
+                caption="../report/syp/checks.rst",
+                category="syp",
+                subcategory="checks",
+            ),
+            fig_fig10=report(
+                SYP_FIGS["fig10_sensitivity"],
+                caption="../report/syp/fig10.rst",
+                category="syp",
+                subcategory="figures",
+            ),
             fig_scatter=report(
                 SYP_FIGS["scatter_val"],
                 caption="../report/syp/scatter.rst",

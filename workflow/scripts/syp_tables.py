@@ -38,6 +38,9 @@ try:
         "fig_scatter": sm.output.fig_scatter,
         "fig_meta": sm.output.fig_meta,
         "fig_val": sm.output.fig_val,
+        "fig10": sm.output.fig10,
+        "fig_fig10": sm.output.fig_fig10,
+        "checks": sm.output.checks,
     }
     write_tables(results, sm.params.cfg, groups, params, out)
 except Exception:

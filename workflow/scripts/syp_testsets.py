@@ -15,7 +15,7 @@ try:
     write_testsets(
         sm.input.train,
         sm.input.source,
-        sm.input.holdout,
+        getattr(sm.input, "holdout", None),  # None: carved out of the source split
         sm.params.out_dir,
         sm.output.info,
         sm.params.cfg,

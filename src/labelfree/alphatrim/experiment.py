@@ -385,3 +385,61 @@ def table_top_band(per_model: pd.DataFrame, band: float) -> pd.DataFrame:
             "alpha_hat": sel["alpha_hat"].to_numpy(),
         }
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# checks table (spec 6: conclusions that should remain visible at small scale)
+# ---------------------------------------------------------------------------------------------
+
+
+def checks_table(
+    per_model: pd.DataFrame, ens: pd.DataFrame, cut: float, corr_max: float = 0.5
+) -> pd.DataFrame:
+    """Spec 6 small-scale conclusions (i)-(iii) as rows (check, scope, value, threshold, holds).
+
+    (i) alpha-hat mostly near 0 with a tail: median alpha-hat <= cut (required); a tail exists
+        (max > cut; informational). (ii) runs with alpha-hat <= cut reach the upper quartile of
+        the zoo's accuracy (required); the worst run falls outside them ("usually": not
+        required); |corr(accuracy, alpha-hat)| <= ``corr_max`` ("weakly correlated", required).
+    (iii) per ensemble size, the means of alpha-hat, churn w.r.t. the big ensemble, the L_inf
+        distance and the accuracy spread (std) never increase with M_ens: value = the largest
+        increase between consecutive sizes (required, threshold <= 0, i.e. no slack).
+    """
+    rows = []
+
+    def add(check, scope, value, threshold, holds, required):
+        rows.append({"check": check, "scope": scope, "value": float(value),
+                     "threshold": threshold, "holds": bool(holds), "required": required,
+                     "source": "alpha-trimming spec 6"})
+
+    for regime, pm in per_model.groupby("regime", sort=False):
+        a, acc = pm["alpha_hat"].to_numpy(), pm["accuracy"].to_numpy()
+        med = float(np.median(a))
+        add("(i) median alpha-hat of the candidates", regime, med, f"<= {cut:g}", med <= cut,
+            True)
+        add("(i) max alpha-hat (a tail of outlying runs)", regime, a.max(), f"> {cut:g}",
+            a.max() > cut, False)
+        low = a <= cut
+        q75 = float(np.quantile(acc, 0.75))
+        best_low = float(acc[low].max()) if low.any() else float("nan")
+        add("(ii) best accuracy among alpha-hat <= cut minus the zoo's 75th percentile",
+            regime, best_low - q75, ">= 0", low.any() and best_low >= q75, True)
+        add("(ii) worst run has alpha-hat > cut (1 = yes)", regime,
+            float(a[np.argmin(acc)] > cut), "= 1", a[np.argmin(acc)] > cut, False)
+        r = float(np.corrcoef(acc, a)[0, 1]) if np.std(a) > 0 and np.std(acc) > 0 else 0.0
+        add("(ii) |corr(accuracy, alpha-hat)|", regime, abs(r), f"<= {corr_max:g}",
+            abs(r) <= corr_max, True)
+    if len(ens):
+        by = ens.groupby("M_ens")
+        series = {
+            "mean alpha-hat": by["alpha_hat"].mean(),
+            "accuracy std": by["accuracy"].std(ddof=1),
+            "mean churn w.r.t. the big ensemble": by["churn_vs_full_ensemble"].mean(),
+            "mean L_inf to the reference": by["linf_to_reference"].mean(),
+        }
+        for name, s in series.items():
+            s = s.sort_index().dropna()
+            rise = float(np.diff(s.to_numpy()).max()) if len(s) > 1 else 0.0
+            add(f"(iii) largest increase of the {name} between consecutive M_ens", "ensembles",
+                rise, "<= 0", rise <= 0, True)
+    return pd.DataFrame(rows)

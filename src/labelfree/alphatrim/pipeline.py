@@ -41,6 +41,7 @@ TABLES = {
     "table3-pairwise-churn": "Table III",
     "table4-equal-accuracy": "Table IV",
     "table5-transfer": "Table V",
+    "checks": "Checks (spec 6)",
 }
 FIGURES = {
     "fig04-gaps-and-curves": "Fig. 4",
@@ -103,7 +104,7 @@ def experiment_outputs(cfg: Mapping[str, Any]) -> dict[str, list[str]]:
         figs = ["fig13-head-curves", "fig14-alpha-vs-metrics-heads"]
         if cfg["ensembles"]["sizes"]:
             figs += ["fig15-accuracy-vs-churn-heads", "fig16-accuracy-vs-ece-heads"]
-        return {"tables": ["table5-transfer"], "figures": figs}
+        return {"tables": ["table5-transfer", "checks"], "figures": figs}
     tables, figs = [], []
     if ex.ENSEMBLE_ZOO in zoos:
         tables.append("table1-ensembles")
@@ -115,7 +116,7 @@ def experiment_outputs(cfg: Mapping[str, Any]) -> dict[str, list[str]]:
     if "S_all" in zoos:
         tables.append("table4-equal-accuracy")
         figs += ["fig11-alpha-vs-metrics", "fig12-metrics-3d"]
-    return {"tables": tables, "figures": figs}
+    return {"tables": tables + ["checks"], "figures": figs}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -179,9 +180,14 @@ def collect_spine_zoos(
     from labelfree.store import read_image_set, read_logits
 
     y = read_image_set(inputs["labels"]).y
-    if set(np.unique(y).tolist()) - {0, 1}:
-        raise ValueError(f"{inputs['labels']}: labels are not binary; the spine zoos of "
-                         f"experiment {name} must be trained on a two-class task")
+    classes = np.unique(y)
+    if set(classes.tolist()) - {0, 1}:
+        raise ValueError(
+            f"alphatrim experiment {name}: test set {inputs['labels']} has {len(classes)} classes "
+            f"(labels {classes.tolist()[:12]}); the study needs binary zoos (the score is the "
+            "logit gap m+ - m-, spec 2.1): train the spine zoos "
+            f"{sorted(set(spine_zoos(cfg).values()))} on a two-class dataset, e.g. digits with "
+            "options.binary: even_odd (docs/alphatrim.md)")
     arrays: dict[str, np.ndarray] = {"y_test": y.astype(np.int64)}
     rows = []
     for zoo, paths in ((z, inputs[f"logits_{z}"]) for z in spine_zoos(cfg)):
@@ -189,8 +195,11 @@ def collect_spine_zoos(
         for path in paths:
             lg = read_logits(path)
             if lg.shape != (len(y), 2):
-                raise ValueError(f"{path}: need two-class logits of shape ({len(y)}, 2), got "
-                                 f"{lg.shape}")
+                raise ValueError(
+                    f"alphatrim experiment {name}: zoo {spine_zoos(cfg)[zoo]!r} (data.zoos."
+                    f"{zoo}) has {lg.shape[-1] if lg.ndim == 2 else '?'}-class logits "
+                    f"{lg.shape} in {path}; the study needs binary zoos with logits of shape "
+                    f"({len(y)}, 2) (spec 2.1; docs/alphatrim.md)")
             per_model.append(lg)
         logits = np.stack(per_model)
         arrays[f"logits_{zoo}"] = logits
@@ -358,6 +367,8 @@ def write_report(
             table(key, ex.table2(per_model, summary["ensemble_accuracy"], cut))
         elif key == "table3-pairwise-churn":
             table(key, ex.table3(pairs, cut))
+        elif key == "checks":
+            table(key, ex.checks_table(per_model, ens, cut))
         elif key in ("table4-equal-accuracy", "table5-transfer"):
             table(key, ex.table_top_band(per_model[per_model["regime"] == "S_all"], band))
     sall = per_model[per_model["regime"] == "S_all"]

@@ -7,13 +7,12 @@ DoC (difference of confidences) is a direct estimate, marked "not in paper".
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 from sklearn.linear_model import LinearRegression, LogisticRegression
 
-from labelfree.syp.indicators import entropy
+from labelfree.syp.indicators import atc_index, entropy
 
 REGRESSION_METHODS = ("Rotation", "ConfScore", "Entropy", "ATC", "FD")
 
@@ -30,9 +29,9 @@ def entropy_score(probs: np.ndarray) -> float:
 
 def atc_kit_threshold(id_probs: np.ndarray, id_labels: np.ndarray) -> float:
     """Kit ATC threshold: ``s = -H``; ``t_s = sorted(s)[ceil(a N)]`` on the clean ID test set."""
-    acc = float(np.mean(np.asarray(id_probs).argmax(axis=1) == id_labels))
+    correct = int(np.sum(np.asarray(id_probs).argmax(axis=1) == id_labels))
     s = np.sort(-entropy(id_probs))
-    return float(s[min(math.ceil(acc * len(s)), len(s) - 1)])
+    return float(s[atc_index(correct, len(s))])
 
 
 def atc_kit_score(probs: np.ndarray, t_s: float) -> float:

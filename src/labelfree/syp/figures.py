@@ -65,3 +65,31 @@ def bars(df: pd.DataFrame, title: str, limit: int | None = None):
         ax.legend(fontsize=6, loc="lower right")
     fig.tight_layout()
     return fig
+
+
+def sensitivity(df: pd.DataFrame):
+    """Figure 10 (SYP paper): validation RMSE of ORA-A vs training iterations (left) and base
+    learning rate (right), one line per classifier, error bars = seed std."""
+    fig, axes = figure(ncols=2, nrows=1, width=3.2, height=2.6, squeeze=False)
+    for ax, (param, xcol, label) in zip(
+        axes[0],
+        (("iterations", "iterations", "training iterations"), ("lr", "lr", "base learning rate")),
+        strict=True,
+    ):
+        sub = df[df["parameter"] == param]
+        for model, m in sub.groupby("model", sort=False):
+            m = m.sort_values(xcol)
+            ax.errorbar(m[xcol], m["rmse"], yerr=m["rmse_std"], marker="o", ms=3, capsize=2,
+                        label=model)
+            d = m[m["is_default"]]
+            ax.scatter(d[xcol], d["rmse"], s=40, facecolors="none", edgecolors="k")
+        if param == "lr":
+            ax.set_xscale("log")
+        ax.set_xlabel(label, fontsize=7)
+        ax.set_ylabel("validation RMSE (pp)", fontsize=7)
+        ax.tick_params(labelsize=6)
+        ax.legend(fontsize=6)
+    fig.suptitle("Fig. 10 analogue: sensitivity of ORA-A to iterations and lr (circle = default)",
+                 fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -61,17 +61,63 @@ def testset_names(cfg: Mapping) -> dict[str, list[str]]:
     return {"syp_ref": ref, "syp_meta": meta, "syp_val": val, "syp_rot": rot}
 
 
+def carve_holdout(y: np.ndarray, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(source rows, holdout rows) of a source split whose holdout is carved out of it.
+
+    For datasets with only two disjoint splits (CIFAR-10: train/test) the holdout of spec 6.1 is a
+    seeded share of the source split, stratified by class; the rest stays the meta-set source and
+    the ATC-threshold rows, so source, holdout and threshold never share an image.
+    """
+    from labelfree.data.splits import stratified_partition
+    from labelfree.seeds import rng
+
+    if not 0 < share < 1:
+        raise ValueError(f"syp.splits.holdout_share must lie in (0, 1), got {share}")
+    parts = stratified_partition(
+        np.asarray(y), {"source": 1.0 - share, "holdout": share}, rng(seed, "syp", "holdout")
+    )
+    return parts["source"], parts["holdout"]
+
+
+def source_rows(cfg: Mapping, y: np.ndarray, seed: int) -> np.ndarray:
+    """Rows of the source split (= the `id` set) that are meta-set source and ATC rows."""
+    share = cfg["splits"].get("holdout_share")
+    return np.arange(len(y)) if share is None else carve_holdout(y, float(share), seed)[0]
+
+
 def write_testsets(
-    train: str, source: str, holdout: str, out_dir: str, info_path: str, cfg: Mapping, seed: int
+    train: str,
+    source: str,
+    holdout: str | None,
+    out_dir: str,
+    info_path: str,
+    cfg: Mapping,
+    seed: int,
 ) -> None:
     """Build and write every syp test set of one dataset (spec 6.3-6.4) and a json record of the
-    ops, strengths, groups and checksums (spec check 22)."""
+    ops, strengths, groups and checksums (spec check 22). ``holdout`` None: carve it out of the
+    source split (``splits.holdout_share``, :func:`carve_holdout`)."""
     t0 = time.perf_counter()
-    tr, src, hold = (store.read_image_set(p) for p in (train, source, holdout))
+    tr, src = store.read_image_set(train), store.read_image_set(source)
+    share = cfg["splits"].get("holdout_share")
+    if holdout is None:
+        if share is None:
+            raise StudyConfigError("syp.splits: holdout is null but holdout_share is not set")
+        keep, held = carve_holdout(src.y, float(share), seed)
+        hold = store.ImageSet(src.x[held], src.y[held])
+        src = store.ImageSet(src.x[keep], src.y[keep])
+    else:
+        hold = store.read_image_set(holdout)
     out = Path(out_dir)
     m = cfg["meta_sets"]
     rot = bool(cfg["rotation"])
-    info: dict = {"meta": {}, "val": {}, "seed": seed}
+    info: dict = {
+        "meta": {},
+        "val": {},
+        "seed": seed,
+        "n_source": len(src.y),
+        "n_holdout": len(hold.y),
+    }
 
     def put(name: str, x: np.ndarray, y: np.ndarray) -> None:
         store.write_image_set(out / f"{name}.npz", x, y)
@@ -124,6 +170,8 @@ def model_indicators(
     rot = bool(cfg["rotation"])
     id_probs, _ = _load(id_infer)
     id_y = store.read_image_set(id_testset).y
+    keep = source_rows(cfg, id_y, seed)  # carved holdout rows never enter the ATC threshold
+    id_probs, id_y = id_probs[keep], id_y[keep]
     train_feats = store.read_features(infer[REF], "penultimate")
     train_rot = store.read_features(infer[rot_name(REF)], "penultimate") if rot else None
     sets = {}
@@ -290,6 +338,18 @@ def write_tables(
         figures.bars(meta, "Figs. 4-5 analogue: meta-training sets, GT vs ORA-A", limit=100),
         out["fig_meta"],
     )
+    if "fig10" in out:
+        f10 = ex.fig10_table(results, agg, cfg)
+        store.save_table(
+            f10, out["fig10"], title="Figure 10 (SYP paper) data: ORA-A RMSE vs iterations and lr"
+        )
+        store.save_figure(figures.sensitivity(f10), out["fig_fig10"])
+    if "checks" in out:
+        store.save_table(
+            ex.checks_table(results, agg, cfg, groups),
+            out["checks"],
+            title="SYP checks (spec 6.6): check, value, threshold, holds",
+        )
     ora = pred[pred["method"] == "SYP (ORA-A)"]
     store.save_figure(
         figures.bars(ora, "Figs. 6-7 analogue: validation sets, GT vs ORA-A (mean over seeds)"),
@@ -299,6 +359,42 @@ def write_tables(
 
 class StudyConfigError(ValueError):
     """The syp configuration cannot run; the message names the key at fault."""
+
+
+#: What each split feeds (spec 6.1), for the overlap message.
+SPLIT_ROLES = {
+    "train": "FD reference and rotation head",
+    "source": "meta-sets and ATC threshold",
+    "holdout": "validation sets",
+}
+
+
+def check_splits(splits: Mapping, dataset: str) -> None:
+    """Refuse overlapping train/source/holdout splits (issue 16; spec 6.1: the holdout is "never
+    used for meta-training"). Distinct split names of one dataset are disjoint (pool partitions
+    and official splits alike); a null holdout is carved out of the source by ``holdout_share``."""
+    hold, share = splits.get("holdout"), splits.get("holdout_share")
+    if hold is None and share is None:
+        raise StudyConfigError(
+            "syp.splits: holdout is null and holdout_share is not set; name a holdout split or "
+            "carve one out of the source split with holdout_share"
+        )
+    if hold is not None and share is not None:
+        raise StudyConfigError(
+            f"syp.splits: give either holdout ({hold!r}) or holdout_share ({share}), not both"
+        )
+    named = {r: splits[r] for r in ("train", "source", "holdout") if splits.get(r) is not None}
+    roles = list(named)
+    for i, a in enumerate(roles):
+        for b in roles[i + 1 :]:
+            if named[a] == named[b]:
+                raise StudyConfigError(
+                    f"syp.splits: {a} and {b} are both split {named[a]!r} of dataset "
+                    f"{dataset!r}, so the {SPLIT_ROLES[a]} and the {SPLIT_ROLES[b]} would share "
+                    "images and the accuracy predictor would be scored on what it was fitted on; "
+                    "use disjoint splits (or holdout: null with holdout_share to carve the holdout "
+                    "out of the source split)"
+                )
 
 
 def check_config(
@@ -311,6 +407,7 @@ def check_config(
     if "penultimate" not in zoos[zoo]["features"]:
         raise StudyConfigError(f"zoos.{zoo}.features must include 'penultimate' for syp")
     ds = zoos[zoo]["dataset"]
+    check_splits(cfg["splits"], ds)
     if datasets[ds]["test_split"] != cfg["splits"]["source"]:
         raise StudyConfigError(
             f"datasets.{ds}.test_split is {datasets[ds]['test_split']!r}; syp needs it to be "
@@ -341,5 +438,7 @@ TABLE_NAMES = (
     "tau_selection",
     "predictions",
     "fig4-5_meta_fit",
+    "fig10_sensitivity",
+    "checks",
 )
-FIGURE_NAMES = ("scatter_val", "fig4-5_meta_bars", "fig6-7_val_bars")
+FIGURE_NAMES = ("scatter_val", "fig4-5_meta_bars", "fig6-7_val_bars", "fig10_sensitivity")

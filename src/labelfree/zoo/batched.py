@@ -24,9 +24,11 @@ bitwise identical and that training a model alone matches training it inside a b
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -342,6 +344,36 @@ def _cnn_forward(params: list[torch.Tensor], x: torch.Tensor, n_conv: int) -> to
     return h
 
 
+#: cuBLAS workspace setting required for deterministic cuBLAS results (CUDA >= 10.2; PyTorch
+#: "Reproducibility" notes); ":16:8" is the other documented value (less memory, maybe slower).
+CUBLAS_WORKSPACE = ":4096:8"
+
+
+@contextlib.contextmanager
+def deterministic_cuda() -> Iterator[None]:
+    """Bit-reproducible CUDA training (issue 16: the study measures seed variability, so one seed
+    must give one result): ``CUBLAS_WORKSPACE_CONFIG`` (kept if already set),
+    ``torch.use_deterministic_algorithms(True)`` (an op without a deterministic kernel raises
+    instead of silently varying), cuDNN deterministic and no autotuning. The previous torch
+    flags are restored on exit; the environment variable stays (it is read by cuBLAS at handle
+    creation, so it must be set before the first cuBLAS call of the process)."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE)
+    prev = (
+        torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+        torch.backends.cudnn.deterministic,
+        torch.backends.cudnn.benchmark,
+    )
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cudnn.deterministic = True
+    torch.backends.cudnn.benchmark = False
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(prev[0], warn_only=prev[1])
+        torch.backends.cudnn.deterministic, torch.backends.cudnn.benchmark = prev[2], prev[3]
+
+
 def train_batched_cnn(
     x_train: np.ndarray,
     y_train: np.ndarray,
@@ -376,6 +408,9 @@ def train_batched_cnn(
     prev = torch.get_num_threads()
     torch.set_num_threads(max(1, int(threads)))
     n_conv = len(spec.conv)
+    det = contextlib.ExitStack()
+    if dev.type == "cuda":
+        det.enter_context(deterministic_cuda())
     try:
         x = standard_nchw(torch.from_numpy(x_np).permute(0, 3, 1, 2)).to(dev)
         y = torch.from_numpy(y_np).to(dev)
@@ -435,6 +470,7 @@ def train_batched_cnn(
                 progress(min(s + model_block, k_total), k_total)
     finally:
         torch.set_num_threads(prev)
+        det.close()
     return BatchedZoo(
         logits={name: np.concatenate(v).astype(np.float32) for name, v in logits.items()},
         curves={name: {"accuracy": np.concatenate(a), "loss": np.concatenate(lo)}
