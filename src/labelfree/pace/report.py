@@ -249,7 +249,7 @@ def conclusions(err: pd.DataFrame, meta: pd.DataFrame, timings: pd.DataFrame) ->
                      "holds": all(parts6.values())})
     t = timings[timings.approach == "PACE"]
     if not t.empty:
-        clus = (t.get("cluster_full", 0).fillna(0) + t.get("cluster", 0).fillna(0) + t.get("reduce", 0).fillna(0)).sum()
+        clus = sum(t[k].fillna(0).sum() for k in ("cluster_full", "cluster", "reduce") if k in t)
         tot = t["total"].sum()
         ratio = float((t["total_nmax_1000"] / t["total"]).median()) if "total_nmax_1000" in t else np.nan
         sel = float(t["select_max_budget"].max()) if "select_max_budget" in t else np.nan
