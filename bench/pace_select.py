@@ -139,7 +139,7 @@ def commit() -> str:
     try:
         head = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--", "src", "bench"],
+        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--", ":/src", ":/bench"],
                                capture_output=True, text=True, check=True).stdout.strip()
         return head + (" (with uncommitted changes)" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
