@@ -2,7 +2,11 @@
 
 Compares, in the same run and on the same features:
   pace-auto     labelfree.pace.select with the automatic reduction rule (cluster the 128-d
-                features, re-cluster after FastICA-2 if the clustering is poor), spec 2.4
+                features, re-cluster after FastICA-2 if the clustering is poor), spec 2.4;
+                above 60 features the HDBSCAN spanning tree is built with BLAS (fast_hdbscan)
+  pace-auto-hdbscan  the same with ``hdbscan_backend='hdbscan'``: the hdbscan package's own
+                Prim's-on-KD-tree, i.e. the implementation before issue 19; its selections must
+                be identical to pace-auto's (checked, written to the results file)
   pace-ica2     labelfree.pace.select with FastICA-2 always applied (the paper's choice for
                 high-dimensional subjects)
   dense-mmd     the same pipeline, but prototypes by a naive MMD-critic that materialises the dense
@@ -11,9 +15,10 @@ Compares, in the same run and on the same features:
   srs           simple random sampling (no computation)
 Each configuration runs in its own subprocess so that its peak RSS is its own.
 
-    python bench/pace_select.py            # the table
+    python bench/pace_select.py            # the table, written to bench/results_pace_select.md
     python bench/pace_select.py --n 5000   # smaller pool
-Target (issue 4): < 5 s per selection on a 2-core CPU and peak memory < 2 GB.
+Targets: issue 19, pace-auto at most 5 s on 2 cores with selections identical to
+pace-auto-hdbscan; issue 4, peak memory < 2 GB.
 """
 
 from __future__ import annotations
@@ -86,12 +91,16 @@ def run_one(method: str, n: int, budget: int) -> dict:
 
     x = features(n)
     t = time.perf_counter()
+    c0 = time.process_time()
     info: dict = {}
-    if method == "pace-auto":
-        r = select(x, budget, reduce="auto")
+    indices: list[int] = []
+    if method in ("pace-auto", "pace-auto-hdbscan"):
+        backend = "auto" if method == "pace-auto" else "hdbscan"
+        r = select(x, budget, reduce="auto", hdbscan_backend=backend)
         size, info = r.size, {k: round(v, 3) for k, v in r.timings.items()}
         info["reduced"] = r.reduced
         info["groups"] = len(r.group_sizes)
+        indices = r.indices.tolist()
     elif method == "pace-ica2":
         r = select(x, budget, reduce="always")
         size, info = r.size, {k: round(v, 3) for k, v in r.timings.items()}
@@ -103,18 +112,50 @@ def run_one(method: str, n: int, budget: int) -> dict:
     else:
         raise SystemExit(f"unknown method {method}")
     wall = time.perf_counter() - t
+    cpu = time.process_time() - c0
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"method": method, "n": n, "budget": budget, "size": size, "seconds": wall,
-            "peak_mb": peak_mb, "stages": info}
+    return {"method": method, "n": n, "budget": budget, "size": size, "seconds": wall, "cpu_s": cpu,
+            "peak_mb": peak_mb, "stages": info, "indices": indices}
+
+
+def machine() -> str:
+    import platform
+
+    cpu = platform.processor() or ""
+    try:
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return f"{cpu}, {os.cpu_count()} logical CPUs, load average {load:.1f} at start"
+
+
+def commit() -> str:
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        head = subprocess.run(["git", "-C", here, "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--", ":/src", ":/bench"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return head + (" (with uncommitted changes)" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--one", nargs=2, metavar=("METHOD", "BUDGET"))
-    ap.add_argument("--methods", default="srs,pace-ica2,pace-auto,dense-mmd")
+    ap.add_argument("--methods", default="srs,pace-ica2,pace-auto,pace-auto-hdbscan",
+                    help="also available: dense-mmd (the O(N^2)-memory baseline of issue 4)")
     ap.add_argument("--blas-threads", default="1",
-                    help="BLAS threads per run (1: the matrices are thin; threads only contend)")
+                    help="BLAS threads per run (1: measured faster on the loaded 2-core host)")
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                   "results_pace_select.md"))
     args = ap.parse_args()
     if args.one:
         print(json.dumps(run_one(args.one[0], args.n, int(args.one[1]))))
@@ -132,9 +173,36 @@ def main() -> None:
             r = rows[-1]
             print(f"{r['method']:<10} n={r['budget']:>3} size={r['size']:>3} "
                   f"{r['seconds']:7.2f} s  peak {r['peak_mb']:7.0f} MB  {r['stages']}", flush=True)
-    print("\n| method | budget | seconds | peak MB |\n|---|---|---|---|")
+    sel = {(r["method"], r["budget"]): r["indices"] for r in rows}
+    same = {b: sel[("pace-auto", b)] == sel[("pace-auto-hdbscan", b)]
+            for (m, b) in sel if m == "pace-auto" and ("pace-auto-hdbscan", b) in sel}
+    secs = {(r["method"], r["budget"]): r["seconds"] for r in rows}
+    lines = [
+        "# PACE selection benchmark (bench/pace_select.py)", "",
+        f"Machine: {machine()}; BLAS threads {args.blas_threads}; commit {commit()}.",
+        f"Features: {args.n} x 128 synthetic LHL-like activations (`features()`), budgets 50 and 180;",
+        "each row is one `select` call in its own process (imports excluded).", "",
+        "Wall seconds depend on the host's load (shared machine: see the load average); CPU",
+        "seconds (process time, all threads) are the less load-sensitive figure.", "",
+        "| method | budget | size | wall s | CPU s | peak MB | stages (wall s) |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        print(f"| {r['method']} | {r['budget']} | {r['seconds']:.2f} | {r['peak_mb']:.0f} |")
+        st = ", ".join(f"{k} {v}" for k, v in r["stages"].items() if k != "allocate")
+        lines.append(f"| {r['method']} | {r['budget']} | {r['size']} | {r['seconds']:.2f} | {r['cpu_s']:.2f} | "
+                     f"{r['peak_mb']:.0f} | {st} |")
+    lines.append("")
+    for b, ok in same.items():
+        ratio = secs[("pace-auto-hdbscan", b)] / secs[("pace-auto", b)]
+        lines.append(f"- budget {b}: pace-auto selections identical to pace-auto-hdbscan: "
+                     f"**{'yes' if ok else 'NO'}**; speed-up {ratio:.1f}x; "
+                     f"target <= 5 s: {'met' if secs[('pace-auto', b)] <= 5 else 'NOT met'}")
+    text = "\n".join(lines) + "\n"
+    print("\n" + text)
+    with open(args.out, "w") as fh:
+        fh.write(text)
+    if same and not all(same.values()):
+        raise SystemExit("pace-auto and pace-auto-hdbscan selections differ")
 
 
 if __name__ == "__main__":

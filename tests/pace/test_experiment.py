@@ -103,3 +103,79 @@ def test_pool_transforms():
     np.testing.assert_array_equal(rotate_images(x, np.zeros(20)), x)
     r180 = rotate_images(x, np.full(20, np.pi))
     np.testing.assert_array_equal(r180, x[:, ::-1, ::-1])
+
+
+def test_config_switches_reach_the_methods():
+    """Issue 15 switches: per-subject reduction override (spec 2.4), CES allow_repeats (3.2),
+    CSS weights (3.3), min_one_per_group (2.6)."""
+    cfg = {"method": {"min_one_per_group": True, "rounding": "exact"},
+           "reduce_overrides": {"a": "none", "b": {"reducer": "pca", "dim": 3}},
+           "ces": {"allow_repeats": True}, "css": {"weights": [0.1, 0.1, 0.8]}}
+    p = StudyParams.from_config(cfg)
+    assert p.pace_config(250, "a").reduce == "none"
+    b = p.pace_config(250, "b")
+    assert (b.reduce, b.reducer, b.dim) == ("always", "pca", 3)
+    assert p.pace_config(250, "c").reduce == "auto" and p.pace_config(250, "c").min_one_per_group
+    assert p.ces["allow_repeats"] is True and p.css["weights"] == (0.1, 0.1, 0.8)
+    assert p.css["cuts"] == (0.8, 0.9)  # unspecified keys keep their defaults
+    d = StudyParams.from_config({})
+    assert d.ces["allow_repeats"] is False and d.css["weights"] is None
+
+
+def test_top5_rows_table9_table11_and_checks(tmp_path, subjects):
+    a = subjects[0]
+    top5 = np.ones(a.n)
+    top5[:10] = 0
+    s = Subject(a.name, a.task, "generated", False, a.model, "pace_fgsm", a.scores, a.features,
+                a.confidence, top5)
+    params = StudyParams(budgets=(30, 40), reps=3)
+    rows, timings = run_subject("main", s, params)
+    df = pd.DataFrame(rows)
+    t5 = df[df.get("experiment") == "top5"]
+    assert set(t5.approach) == {"PACE", "SRS", "CES", "CSS"}
+    np.testing.assert_allclose(t5.truth, top5.mean())
+    # PACE's top-5 rows score the same selection as its top-1 rows
+    top1 = df[(df.experiment != "top5") & (df.approach == "PACE")]
+    assert t5[t5.approach == "PACE"]["size"].tolist() == top1["size"].tolist()
+    frame = pd.DataFrame(rows)
+    frame["experiment"] = frame["experiment"].fillna("main")
+    err = errors(frame)
+    meta = pd.DataFrame([s.meta()])
+    out = {k: str(tmp_path / f"{k}.csv") for k in
+           ["table2_3", "best", "table4", "table5", "table6", "table7", "table8", "conclusions",
+            "table9", "table11", "checks"]}
+    for i in range(4, 9):
+        out[f"fig{i}"] = str(tmp_path / f"fig{i}.png")
+        out[f"fig{i}_table"] = str(tmp_path / f"fig{i}.csv")
+    out["fig_main"] = str(tmp_path / "main.png")
+    write_all(err, meta, pd.DataFrame(timings), out)
+    t9 = pd.read_csv(out["table9"])
+    assert set(t9.subject) == {a.name, "Avg"}
+    t11 = pd.read_csv(out["table11"])
+    assert set(t11.approach) == {"PACE", "SRS", "CES", "CSS"}  # the generated subject's rows
+
+
+def test_checks_known_answers():
+    """Checks table on a hand-built error frame: PACE 1, SRS 2, CES 4, CSS 8 (points) on every
+    cell -> 1a = 0.5 holds, 1b = 0.25 holds, 2a = 4 fails, 2b = 8 - 4 = 4 holds."""
+    from labelfree.pace.report import checks
+
+    rows = []
+    for subj in ("x", "y"):
+        for a, v in (("PACE", 1.0), ("SRS", 2.0), ("CES", 4.0), ("CSS", 8.0)):
+            for b in (50, 60):
+                rows.append({"experiment": "main", "subject": subj, "approach": a, "budget": b,
+                             "mse": v, "reps": 1, "size": b, "truth": 0.9})
+    meta = pd.DataFrame([
+        {"name": "x", "task": "cls", "input_type": "original", "mutant": False, "accuracy": 0.9, "n": 1000},
+        {"name": "y", "task": "cls", "input_type": "generated", "mutant": False, "accuracy": 0.5, "n": 1000},
+    ])
+    c = checks(pd.DataFrame(rows), meta, pd.DataFrame()).set_index("check")
+    val = {k.split()[0]: (v, h) for k, v, h in zip(c.index, c.value, c.holds, strict=True)}
+    assert val["1a"] == (0.5, True) and val["1b"] == (0.25, True)
+    assert val["2a"] == (4.0, False) and val["2b"] == (4.0, True)
+    # SRS calibration: theory at acc 0.9, n 50 / 60, N 1000 (by hand 4.13 / 3.76) vs 2.0
+    n, big = np.array([50, 60]), 1000
+    th = 100 * np.sqrt(0.9 * 0.1 / n * (big - n) / (big - 1))
+    srs_row = c[c.index.str.startswith("SRS MSE")]
+    assert srs_row.value.iloc[0] == pytest.approx(np.mean(2.0 / th)) and not srs_row.holds.iloc[0]

@@ -119,13 +119,45 @@ def test_c8_srs_calibration():
     b = [50, 100, 180]
     theory = 100 * np.sqrt(truth * (1 - truth) / np.array(b) * (n_items - np.array(b)) / (n_items - 1))
     np.testing.assert_allclose(mse_percent(srs(scores, b, 2000, rng), truth), theory, rtol=0.05)
-    np.testing.assert_allclose(mse_percent(srs(scores, b, 50, rng), truth), theory, rtol=0.25 * 1.6)
+    # spec C8: within about 25 % with 50 repetitions. Measured here 0.13 (this seed); over 200
+    # seeds the largest of the three budgets' deviations exceeds 0.25 in 2.5 % of them.
+    np.testing.assert_allclose(mse_percent(srs(scores, b, 50, rng), truth), theory, rtol=0.25)
 
 
-def test_srs_reference_allows_repeats_and_hits_budgets():
-    scores = np.arange(100) % 2.0
-    est = srs(scores, [30, 35, 180], 4, np.random.default_rng(0), allow_repeats=True)
-    assert est.shape == (4, 3)
+def test_srs_reference_scheme_properties():
+    """Spec 3.1 [ref-code]: an initial draw of ``init`` distinct indices, then rounds of ``step``
+    distinct indices from fresh permutations (repeats possible across rounds)."""
+    rng = np.random.default_rng(0)
+    pool = rng.random(30)
+    est = srs(pool, [30, 35, 180], 300, rng, allow_repeats=True)
+    np.testing.assert_allclose(est[:, 0], pool.mean())  # 30 distinct of 30: the whole pool
+    assert est[:, 1].std() > 0  # the round of 5 comes from a fresh permutation
+    with pytest.raises(ValueError):
+        srs(pool, [180], 2, rng)  # 180 of 30 only exists with repeats
+    five = rng.random(5)
+    # every round is a full permutation of a 5-item pool: distinct within a round
+    np.testing.assert_allclose(srs(five, [5, 10, 15], 50, rng, allow_repeats=True, init=5, step=5),
+                               five.mean())
+    big = (rng.random(2000) < 0.7).astype(float)
+    e = srs(big, [50, 180], 4000, rng, allow_repeats=True)
+    assert np.all(np.abs(e.mean(axis=0) - big.mean()) < 4 * e.std(axis=0) / np.sqrt(len(e)))  # unbiased
+    with pytest.raises(ValueError):
+        srs(big, [33], 2, rng, allow_repeats=True)  # 33 is not 30 + 5k
+
+
+def test_css_weights_switch_known_answer():
+    """Spec 3.3 step 4: with correctness constant in each stratum the estimate is exactly
+    sum_h W_h acc_h: population shares (0.8, 0.1, 0.1) give the truth, the surprise-coverage
+    script's (0.1, 0.1, 0.8) do not (by hand: 0.8 + 0.1 = 0.9 vs 0.1 + 0.1 = 0.2)."""
+    from labelfree.pace.baselines import css_strata
+
+    conf = np.random.default_rng(0).random(1000)
+    correct = (css_strata(conf) != 2).astype(float)  # strata accuracies 1, 1, 0
+    rng = np.random.default_rng(1)
+    np.testing.assert_allclose(css(correct, conf, [50], 5, rng), 0.9)
+    np.testing.assert_allclose(css(correct, conf, [50], 5, rng, weights=(0.1, 0.1, 0.8)), 0.2)
+    with pytest.raises(ValueError):
+        css(correct, conf, [50], 5, rng, weights=(0.5, 0.5))
 
 
 # ---- C9 CES ------------------------------------------------------------------------------------------

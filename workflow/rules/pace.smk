@@ -36,12 +36,15 @@ PACE_TABLES = {
     "table6": "pace_table6_accuracy_level",
     "table7": "pace_table7_input_type",
     "table8": "pace_table8_time",
+    "table9": "pace_table9_top5",
+    "table11": "pace_table11_attacks",
     "fig4_table": "pace_fig4_features",
     "fig5_table": "pace_fig5_alpha",
     "fig6_table": "pace_fig6_ica_dims",
     "fig7_table": "pace_fig7_reducers",
     "fig8_table": "pace_fig8_variants",
     "conclusions": "pace_conclusions",
+    "checks": "pace_checks",
 }
 PACE_FIGURES = {
     "fig_main": "pace_tables2_3_overview",

@@ -1,8 +1,10 @@
 """Budget split between groups and the minority space, and per-group quotas (PACE spec 2.6).
 
-Two modes: ``reference`` reproduces the authors' scripts (banker's rounding, at least one item
-per group, at least two ART picks, realised size may differ from ``n``); ``exact`` guarantees
-``|selection| == n`` with Hamilton (largest-remainder) apportionment.
+Two modes: ``reference`` reproduces the authors' scripts (pace2019/pace,
+``mnist_cifar_imagenet_svhn/selection.py``: ART picks grown in a while-loop, banker's rounding
+of ``s_k / (N_G / (alpha n))``, at least one item per group, at least two ART picks, realised
+size may differ from ``n``); ``exact`` is the paper's reading (``n_M = ceil((1 - alpha) n)``)
+and guarantees ``|selection| == n`` with Hamilton (largest-remainder) apportionment.
 """
 
 from __future__ import annotations
@@ -91,16 +93,7 @@ def allocate(
     if sizes.size == 0 or n_groups_total == 0:
         return Allocation(min(n, n_noise), np.zeros(sizes.size, dtype=np.int64))
     if mode == "reference":
-        if n_noise == 0:
-            n_m, group_budget = 0, float(n)  # C13: no noise -> whole budget to groups
-        else:
-            n_m = min(n_noise, max(2, math.ceil(n * (1 - alpha) - 1e-9)))
-            group_budget = alpha * n
-        share = sizes * group_budget / n_groups_total
-        # Python 3 round() = round half to even, as the reference scripts
-        q = np.array([round(float(s)) if s > 1 else 1 for s in share], dtype=np.int64)
-        q = np.minimum(q, sizes)
-        return Allocation(int(n_m), q)
+        return _reference(n, sizes, n_noise, alpha)
     # exact mode
     n = min(n, n_groups_total + n_noise)
     n_m = min(n_noise, math.ceil(n * (1 - alpha) - 1e-9))
@@ -114,3 +107,36 @@ def allocate(
         q = hamilton(n_g, sizes)
     q = _cap_and_redistribute(q, sizes)
     return Allocation(int(n_m), q.astype(np.int64))
+
+
+def reference_minority(n: int, alpha: float) -> int:
+    """ART picks of the authors' loop: two picks, then ``while len(picks) < n * (1 - alpha)``
+    with the product in floating point (``len_noise = j*(1-a_unoise)`` in ``get_std1``). For
+    alpha = 0.7 and n = 50 the product is 15.000000000000002, so the loop stops at 16 picks where
+    the paper's ``(1 - alpha) n = 15`` reads 15."""
+    return max(2, math.ceil(n * (1 - alpha)))
+
+
+def reference_quotas(n: int, sizes: np.ndarray, alpha: float) -> np.ndarray:
+    """Per-group counts of the authors' ``get_ds``: with ``sample_size = n * alpha`` and
+    ``per = N_G / sample_size``, a group of ``s`` inputs gives ``int(round(s / per))`` inputs if
+    ``s > per``, else 1 (Python ``round``: half to even). Float operations in their order."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    per = int(sizes.sum()) / (n * alpha)
+    return np.array([int(round(int(s) / per)) if int(s) > per else 1 for s in sizes], dtype=np.int64)
+
+
+def _reference(n: int, sizes: np.ndarray, n_noise: int, alpha: float) -> Allocation:
+    """Reference rounding (spec 2.6). Where the authors' code realises a selection (enough
+    minority inputs for its ART loop), this is exactly it. Where it has none (its loop indexes
+    an empty candidate list once M is exhausted, and an empty M crashes its first pick), the
+    deficit ``reference_minority - N_M`` moves to the groups by largest remainders over the
+    group sizes (spec 2.12, "n_M >= N_M: cap and move deficit to groups"), so the realised size
+    is the size their code realises on a pool with enough minority inputs."""
+    n_m_code = reference_minority(n, alpha)
+    n_m = min(n_noise, n_m_code)
+    q = np.minimum(reference_quotas(n, sizes, alpha), sizes)
+    deficit = n_m_code - n_m
+    if deficit:
+        q = _cap_and_redistribute(q + hamilton(deficit, sizes), sizes)
+    return Allocation(int(n_m), q)

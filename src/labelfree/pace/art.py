@@ -19,8 +19,8 @@ def art_order(
 
     First pick: ``first`` if given, else argmax of ``scores`` (ties -> smallest position), else 0.
     Next picks (Eq. 5): argmax over unpicked rows of the min distance to the picks (ties ->
-    smallest position). ``mode='reference'`` reproduces the released scripts' loop bug: after the
-    second pick, the remaining rows with non-zero distance in descending position order.
+    smallest position). ``mode='reference'`` reproduces the released scripts (see
+    ``_reference_order``).
     """
     if mode not in ART_MODES:
         raise ValueError(f"art_order: art_mode {mode!r} is not one of {ART_MODES}")
@@ -41,17 +41,38 @@ def art_order(
     taken = np.zeros(n, dtype=bool)
     taken[first] = True
     if mode == "reference" and m > 1:
-        picks[1] = int(np.argmax(np.where(taken, -np.inf, mind)))
-        taken[picks[1]] = True
-        mind = np.minimum(mind, np.sqrt(((x - x[picks[1]]) ** 2).sum(axis=1)))
-        rest = np.flatnonzero(~taken & (mind > 0))[::-1]
-        zero = np.flatnonzero(~taken & (mind <= 0))[::-1]
-        tail = np.concatenate([rest, zero])[: m - 2]
-        picks[2 : 2 + len(tail)] = tail
-        return picks[: 2 + len(tail)]
+        return _reference_order(x, m, first, mind)
     for t in range(1, m):
         c = int(np.argmax(np.where(taken, -np.inf, mind)))
         picks[t] = c
         taken[c] = True
         np.minimum(mind, np.sqrt(((x - x[c]) ** 2).sum(axis=1)), out=mind)
     return picks
+
+
+def _reference_order(x: np.ndarray, m: int, first: int, dist_first: np.ndarray) -> np.ndarray:
+    """The authors' minority-space loop (``get_std1`` in pace2019/pace
+    ``mnist_cifar_imagenet_svhn/selection.py``; spec 2.8 [ref-code] discrepancy).
+
+    Second pick: ``np.argmax(dis[first])`` over all of M, the first pick included (its distance
+    is 0, so with every point a duplicate of the first the first is picked twice). Every later
+    pick: the remaining rows (ascending) with their minimum distance to the picks; the
+    candidate defaults to the first remaining row and is replaced by every later row with a
+    distance > 0 (``maxnum`` is never updated), so it is the *last* remaining row at a non-zero
+    distance, or the first remaining row when all remaining rows duplicate a pick. The
+    distances are re-evaluated after each pick, so a row that duplicates a later pick drops to
+    the zero class from then on.
+    """
+    n = len(x)
+    picks = [first, int(np.argmax(dist_first))]
+    taken = np.zeros(n, dtype=bool)
+    taken[picks] = True
+    mind = np.minimum(dist_first, np.sqrt(((x - x[picks[1]]) ** 2).sum(axis=1)))
+    pos = np.arange(n)
+    while len(picks) < m and not taken.all():
+        nonzero = np.flatnonzero(~taken & (mind > 0))
+        c = int(nonzero[-1]) if len(nonzero) else int(pos[~taken][0])
+        picks.append(c)
+        taken[c] = True
+        np.minimum(mind, np.sqrt(((x - x[c]) ** 2).sum(axis=1)), out=mind)
+    return np.asarray(picks, dtype=np.int64)

@@ -180,9 +180,14 @@ def css(
     scores: np.ndarray, confidence: np.ndarray, budgets: list[int], reps: int,
     rng: np.random.Generator, cuts: tuple[float, ...] = (0.8, 0.9),
     alloc: tuple[float, ...] = (0.2, 0.4, 0.4), init: int = 30, step: int = 5,
+    weights: tuple[float, ...] | None = None,
 ) -> np.ndarray:
     """Confidence-based stratified sampling (spec 3.3): acc_hat = sum_h W_h acc_h(sample) with
-    population weights W_h = N_h / N (unbiased)."""
+    population weights W_h = N_h / N (unbiased). ``weights`` replaces W (spec 3.3 step 4: the
+    released surprise-coverage script's (0.1, 0.1, 0.8) with alloc (0.4, 0.4, 0.2); biased
+    unless the weights equal the stratum shares)."""
+    if weights is not None and len(weights) != len(cuts) + 1:
+        raise ValueError(f"css: {len(weights)} weights for {len(cuts) + 1} strata")
     _check_schedule(budgets, init, step, "css")
     scores = np.asarray(scores, dtype=np.float64)
     strata = css_strata(confidence, cuts)
@@ -192,7 +197,7 @@ def css(
         members = np.flatnonzero(strata == h)
         if len(members) == 0:
             continue
-        w = len(members) / n_items
+        w = len(members) / n_items if weights is None else float(weights[h])
         sizes = np.minimum([css_sizes(b, alloc, init, step)[h] for b in budgets], len(members))
         if sizes.min() < 1:
             raise ValueError(f"css: stratum {h} gets no sample at some budget in {budgets}")

@@ -16,14 +16,23 @@ import numpy as np
 from .allocate import ROUNDING_MODES, Allocation, allocate
 from .art import ART_MODES, art_order
 from .mmd import mmd_criticisms, mmd_greedy
-from .process import NORMALISATIONS, REDUCERS, Clustering, cluster, normalise, poor_clustering
+from .process import (
+    HDBSCAN_BACKENDS,
+    NORMALISATIONS,
+    REDUCERS,
+    Clustering,
+    cluster,
+    normalise,
+    poor_clustering,
+)
 from .process import reduce as reduce_features
 
 
 @dataclass(frozen=True)
 class PaceConfig:
     """PACE hyperparameters (spec 2.11). ``reduce``: 'auto' (quality rule), 'none' or 'always'
-    (apply ``reducer`` with ``dim`` unconditionally)."""
+    (apply ``reducer`` with ``dim`` unconditionally). ``hdbscan_backend``: 'auto' (the package's
+    labels from a BLAS-built spanning tree above 60 features, ``fast_hdbscan``) or 'hdbscan'."""
 
     alpha: float = 0.8
     normalisation: str = "minmax"
@@ -41,6 +50,7 @@ class PaceConfig:
     seed: int = 0
     rule_max_groups: int = 3
     rule_max_share: float = 0.8
+    hdbscan_backend: str = "auto"
 
     def __post_init__(self) -> None:
         checks = [
@@ -49,6 +59,7 @@ class PaceConfig:
             ("reducer", self.reducer, REDUCERS),
             ("rounding", self.rounding, ROUNDING_MODES),
             ("art_mode", self.art_mode, ART_MODES),
+            ("hdbscan_backend", self.hdbscan_backend, HDBSCAN_BACKENDS),
         ]
         for key, val, allowed in checks:
             if val not in allowed:
@@ -147,7 +158,7 @@ def process(features: np.ndarray, cfg: PaceConfig) -> tuple[np.ndarray, Clusteri
     c = None
     if cfg.reduce == "auto":
         t = time.perf_counter()
-        c = cluster(x, cfg.min_cluster_size, cfg.min_samples)
+        c = cluster(x, cfg.min_cluster_size, cfg.min_samples, backend=cfg.hdbscan_backend)
         tm["cluster_full"] = time.perf_counter() - t
         reduced = poor_clustering(c, cfg.rule_max_groups, cfg.rule_max_share) and x.shape[1] > cfg.dim
     elif cfg.reduce == "always":
@@ -159,7 +170,7 @@ def process(features: np.ndarray, cfg: PaceConfig) -> tuple[np.ndarray, Clusteri
         c = None
     if c is None:
         t = time.perf_counter()
-        c = cluster(x, cfg.min_cluster_size, cfg.min_samples)
+        c = cluster(x, cfg.min_cluster_size, cfg.min_samples, backend=cfg.hdbscan_backend)
         tm["cluster"] = time.perf_counter() - t
     return x, c, reduced, tm
 

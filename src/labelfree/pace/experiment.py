@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 FEATURES = ("ORI", "FL", "LHL", "CON")
 EXPERIMENTS = ("main", "features", "alpha", "dims", "reducers", "variants")
 INPUT_TYPES = ("original", "mutated", "generated")
+CES_DEFAULTS = {"init": 30, "step": 5, "candidates": 30, "allow_repeats": False}
+CSS_DEFAULTS = {"cuts": (0.8, 0.9), "alloc": (0.2, 0.4, 0.4), "weights": None}
 
 
 @dataclass
@@ -45,6 +47,7 @@ class Subject:
     scores: np.ndarray
     features: dict[str, np.ndarray] = field(default_factory=dict)
     confidence: np.ndarray | None = None
+    scores_top5: np.ndarray | None = None  # top-5 correctness (Table 9), classifiers only
 
     @property
     def truth(self) -> float:
@@ -67,6 +70,8 @@ def save_subjects(path: str | Path, subjects: list[Subject]) -> None:
         arrays[f"s{i}_scores"] = np.asarray(s.scores, np.float64)
         if s.confidence is not None:
             arrays[f"s{i}_conf"] = np.asarray(s.confidence, np.float32)
+        if s.scores_top5 is not None:
+            arrays[f"s{i}_top5"] = np.asarray(s.scores_top5, np.float64)
         for k, v in s.features.items():
             arrays[f"s{i}_feat_{k}"] = np.asarray(v, np.float32).reshape(len(v), -1)
     arrays["meta_json"] = np.frombuffer(
@@ -84,7 +89,7 @@ def load_subjects(path: str | Path) -> list[Subject]:
         out.append(Subject(
             name=m["name"], task=m["task"], input_type=m["input_type"], mutant=m["mutant"],
             model=m["model"], testset=m["testset"], scores=z[f"s{i}_scores"], features=feats,
-            confidence=z.get(f"s{i}_conf"),
+            confidence=z.get(f"s{i}_conf"), scores_top5=z.get(f"s{i}_top5"),
         ))
     return out
 
@@ -106,9 +111,11 @@ class StudyParams:
     alphas: tuple[float, ...] = (0.5, 0.6, 0.7, 0.8, 0.9)
     dims: tuple[int, ...] = (2, 4, 8, 16)
     reducers: tuple[str, ...] = ("fastica", "pca", "nmf", "fa")
-    ces: dict = field(default_factory=lambda: {"init": 30, "step": 5, "candidates": 30})
-    css: dict = field(default_factory=lambda: {"cuts": (0.8, 0.9), "alloc": (0.2, 0.4, 0.4)})
+    ces: dict = field(default_factory=lambda: dict(CES_DEFAULTS))
+    css: dict = field(default_factory=lambda: dict(CSS_DEFAULTS))
     srs_allow_repeats: bool = False
+    # subject name -> "auto" | "none" | {"reducer": ..., "dim": ...} (spec 2.4 per-subject override)
+    reduce_overrides: dict = field(default_factory=dict)
 
     @classmethod
     def from_config(cls, cfg: dict[str, Any], seed: int = 0) -> StudyParams:
@@ -121,17 +128,26 @@ class StudyParams:
             features=tuple(cfg.get("features", FEATURES)),
             alphas=tuple(cfg.get("alphas", cls.alphas)), dims=tuple(cfg.get("dims", cls.dims)),
             reducers=tuple(cfg.get("reducers", cls.reducers)),
-            ces=dict(cfg.get("ces", {"init": 30, "step": 5, "candidates": 30})),
-            css={k: tuple(v) for k, v in cfg.get("css", {"cuts": (0.8, 0.9), "alloc": (0.2, 0.4, 0.4)}).items()},
+            ces={**CES_DEFAULTS, **cfg.get("ces", {})},
+            css={k: (tuple(v) if isinstance(v, list) else v)
+                 for k, v in {**CSS_DEFAULTS, **cfg.get("css", {})}.items()},
             srs_allow_repeats=bool(cfg.get("srs_allow_repeats", False)),
+            reduce_overrides=dict(cfg.get("reduce_overrides") or {}),
         )
 
-    def pace_config(self, n_items: int, **over: Any) -> PaceConfig:
+    def pace_config(self, n_items: int, subject: str | None = None, **over: Any) -> PaceConfig:
+        """PaceConfig for a pool of ``n_items``; ``subject``'s entry in ``reduce_overrides``
+        (spec 2.4: ``auto | none | {reducer, dim}``) replaces the reduction settings."""
         d = dict(self.pace)
         if d.get("min_cluster_size", "auto") == "auto":
             d["min_cluster_size"] = max(5, round(self.mcs_fraction * n_items))
         d["n_max"] = max(self.budgets)
         d.setdefault("seed", self.seed)
+        ov = self.reduce_overrides.get(subject) if subject is not None else None
+        if isinstance(ov, str):
+            d["reduce"] = ov
+        elif isinstance(ov, dict):
+            d.update(reduce="always", reducer=ov.get("reducer", "fastica"), dim=int(ov.get("dim", 2)))
         d.update(over)
         return PaceConfig.from_dict(d)
 
@@ -177,13 +193,43 @@ def _pace_rows(subject, params, feature, label, cfg, alphas=None, **extra):
     return rows, f, timing
 
 
+def _top5_rows(subject: Subject, params: StudyParams, f, base: PaceConfig) -> list[dict]:
+    """Table 9: the same selections scored by top-5 correctness (spec 2.10). PACE's selection
+    does not depend on labels; SRS / CES / CSS reuse their top-1 seeds, so they draw the same
+    samples. Rows carry ``experiment='top5'``."""
+    budgets = list(params.budgets)
+    sc = subject.scores_top5
+    top = replace(subject, scores=sc)
+
+    def rng(approach: str) -> np.random.Generator:
+        return seeded_rng(params.seed, "pace", subject.name, approach)
+
+    est, sizes = bl.pace_estimates(f, sc, budgets)
+    rows = _rows(top, "PACE", est, params, base, params.feature, f.timings.get("total", np.nan),
+                 sizes, f.reduced)
+    rows += _rows(top, "SRS", bl.srs(sc, budgets, params.reps, rng("SRS"), params.srs_allow_repeats,
+                                     params.ces["init"], params.ces["step"]), params, None, "", np.nan)
+    rows += _rows(top, "CES", bl.ces(sc, bl.ces_bins(subject.features["LHL"]), budgets, params.reps,
+                                     rng("CES"), params.ces["init"], params.ces["step"],
+                                     params.ces["candidates"], allow_repeats=bool(params.ces["allow_repeats"])),
+                  params, None, "LHL", np.nan)
+    if subject.confidence is not None:
+        rows += _rows(top, "CSS", bl.css(sc, subject.confidence, budgets, params.reps, rng("CSS"),
+                                         tuple(params.css["cuts"]), tuple(params.css["alloc"]),
+                                         params.ces["init"], params.ces["step"], params.css["weights"]),
+                      params, None, "CON", np.nan)
+    for r in rows:
+        r["experiment"] = "top5"
+    return rows
+
+
 def run_subject(kind: str, subject: Subject, params: StudyParams) -> tuple[list[dict], list[dict]]:
     """All rows of one experiment ``kind`` (EXPERIMENTS) on one subject, plus timing records."""
     if kind not in EXPERIMENTS:
         raise ValueError(f"unknown PACE experiment {kind!r}; known: {EXPERIMENTS}")
     budgets = list(params.budgets)
     feat = params.feature
-    base = params.pace_config(subject.n)
+    base = params.pace_config(subject.n, subject.name)
     rows: list[dict] = []
     timings: list[dict] = []
 
@@ -207,7 +253,8 @@ def run_subject(kind: str, subject: Subject, params: StudyParams) -> tuple[list[
         t = time.perf_counter()
         bins = bl.ces_bins(subject.features["LHL"])
         est = bl.ces(subject.scores, bins, budgets, params.reps, rng("CES"),
-                     params.ces["init"], params.ces["step"], params.ces["candidates"])
+                     params.ces["init"], params.ces["step"], params.ces["candidates"],
+                     allow_repeats=bool(params.ces["allow_repeats"]))
         dt = (time.perf_counter() - t) / params.reps
         rows += _rows(subject, "CES", est, params, None, "LHL", dt)
         timings.append({"subject": subject.name, "approach": "CES", "feature": "LHL", "total": dt})
@@ -215,10 +262,12 @@ def run_subject(kind: str, subject: Subject, params: StudyParams) -> tuple[list[
             t = time.perf_counter()
             est = bl.css(subject.scores, subject.confidence, budgets, params.reps, rng("CSS"),
                          tuple(params.css["cuts"]), tuple(params.css["alloc"]),
-                         params.ces["init"], params.ces["step"])
+                         params.ces["init"], params.ces["step"], params.css["weights"])
             dt = (time.perf_counter() - t) / params.reps
             rows += _rows(subject, "CSS", est, params, None, "CON", dt)
             timings.append({"subject": subject.name, "approach": "CSS", "feature": "CON", "total": dt})
+        if subject.scores_top5 is not None:
+            rows += _top5_rows(subject, params, f, base)
     elif kind == "features":
         for fe in params.features:
             if fe not in subject.features:
@@ -271,7 +320,8 @@ def run_experiment(kind: str, subjects: list[Subject], params: StudyParams) -> t
         rows += r
         timings += tm
     df = pd.DataFrame(rows)
-    df.insert(0, "experiment", kind)
+    exp = df.pop("experiment").fillna(kind) if "experiment" in df else kind
+    df.insert(0, "experiment", exp)
     return df, pd.DataFrame(timings)
 
 

@@ -9,27 +9,37 @@ import numpy as np
 
 NORMALISATIONS = ("minmax", "l2-row")
 REDUCERS = ("fastica", "pca", "nmf", "fa")
+HDBSCAN_BACKENDS = ("auto", "hdbscan")
 
 
 def minmax(x: np.ndarray) -> np.ndarray:
-    """Per-column min-max scaling over the test set (Eq. 1); constant columns map to 0."""
-    x = np.asarray(x, dtype=np.float64)
-    lo = x.min(axis=0)
-    span = x.max(axis=0) - lo
-    span[span == 0] = 1.0
-    out = (x - lo) / span
-    return np.clip(out, 0.0, 1.0, out=out)
+    """Per-column min-max scaling over the test set (Eq. 1); constant columns map to 0.
+
+    This is scikit-learn's ``MinMaxScaler().fit_transform`` applied to the features in their
+    own dtype (float32 for our stored activations, as the Keras outputs the authors scaled),
+    then widened to float64 as ``hdbscan`` does internally. Exactness matters: a hand-written
+    ``(x - min) / (max - min)`` differs from the scaler's ``x * scale + min_`` in the last bits,
+    and HDBSCAN then moves boundary points between groups and the minority space (issue 15),
+    so the selection would no longer be the authors' for the same features.
+    """
+    from sklearn.preprocessing import MinMaxScaler
+
+    x = np.asarray(x)
+    if not np.issubdtype(x.dtype, np.floating):
+        x = x.astype(np.float64)
+    return np.asarray(MinMaxScaler().fit_transform(x), dtype=np.float64)
 
 
 def normalise(x: np.ndarray, how: str = "minmax") -> np.ndarray:
     """Spec 2.3: ``minmax`` (default) or the driving scripts' ``l2-row`` compat option."""
-    x = np.asarray(x, dtype=np.float64).reshape(len(x), -1)
+    x = np.asarray(x)
+    x = x.reshape(len(x), -1)
     if how == "minmax":
         return minmax(x)
     if how == "l2-row":
         from .mmd import l2_rows
 
-        return l2_rows(x)
+        return l2_rows(np.asarray(x, dtype=np.float64))
     raise ValueError(f"normalisation {how!r} is not one of {NORMALISATIONS}")
 
 
@@ -95,29 +105,42 @@ class Clustering:
 
 
 def cluster(
-    x: np.ndarray, min_cluster_size: int = 80, min_samples: int = 4, n_jobs: int = 1
+    x: np.ndarray, min_cluster_size: int = 80, min_samples: int = 4, n_jobs: int = 1,
+    backend: str = "auto",
 ) -> Clustering:
     """HDBSCAN (the ``hdbscan`` package, spec 2.5) with library defaults otherwise.
 
-    Fewer inputs than ``min_cluster_size`` (or fewer than ``min_samples + 1``) give all noise
-    with zero outlier scores (check C13). Group ids are HDBSCAN's own (deterministic for given
-    data).
+    ``backend='auto'``: above 60 features (where the package's 'best' algorithm is Prim's on a
+    KD-tree) the same minimum spanning tree is built with BLAS by ``fast_hdbscan`` and fed to
+    the package's own labelling, so labels and GLOSH scores are the package's (issue 19);
+    ``backend='hdbscan'`` always calls ``hdbscan.HDBSCAN``. Fewer inputs than
+    ``min_cluster_size`` (or fewer than ``min_samples + 1``) give all noise with zero outlier
+    scores (check C13). Group ids are HDBSCAN's own (deterministic for given data).
     """
     import hdbscan
 
+    from .fast_hdbscan import PRIMS_MIN_FEATURES, hdbscan_prims
+
+    if backend not in HDBSCAN_BACKENDS:
+        raise ValueError(f"cluster: backend {backend!r} is not one of {HDBSCAN_BACKENDS}")
+    x = np.asarray(x, dtype=np.float64)
     n = len(x)
     if n < max(min_cluster_size, min_samples + 1, 2):
         return Clustering(-np.ones(n, dtype=np.int64), np.zeros(n))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        est = hdbscan.HDBSCAN(
-            min_cluster_size=int(min_cluster_size),
-            min_samples=int(min_samples),
-            metric="euclidean",
-            core_dist_n_jobs=n_jobs,
-        ).fit(x)
-    scores = np.nan_to_num(np.asarray(est.outlier_scores_, dtype=np.float64), nan=0.0)
-    return Clustering(np.asarray(est.labels_, dtype=np.int64), scores)
+        if backend == "auto" and x.shape[1] >= PRIMS_MIN_FEATURES and np.isfinite(x).all():
+            labels, scores = hdbscan_prims(x, int(min_cluster_size), int(min_samples))
+        else:
+            est = hdbscan.HDBSCAN(
+                min_cluster_size=int(min_cluster_size),
+                min_samples=int(min_samples),
+                metric="euclidean",
+                core_dist_n_jobs=n_jobs,
+            ).fit(x)
+            labels, scores = est.labels_, est.outlier_scores_
+    scores = np.nan_to_num(np.asarray(scores, dtype=np.float64), nan=0.0)
+    return Clustering(np.asarray(labels, dtype=np.int64), scores)
 
 
 def poor_clustering(c: Clustering, max_groups: int = 3, max_share: float = 0.8) -> bool:

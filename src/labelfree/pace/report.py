@@ -61,9 +61,13 @@ def _fmt_cols(df: pd.DataFrame) -> pd.DataFrame:
     return df.rename(columns={c: f"n={c}" for c in df.columns if isinstance(c, (int, np.integer))})
 
 
-def table_per_subject(err: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
-    """Tables 2-3: MSE (%) per subject, approach and budget, ↑Im vs PACE, then the Avg rows."""
-    w = _wide(err, "main")
+def table_per_subject(err: pd.DataFrame, meta: pd.DataFrame, experiment: str = "main") -> pd.DataFrame:
+    """Tables 2-3: MSE (%) per subject, approach and budget, ↑Im vs PACE, then the Avg rows.
+    ``experiment='top5'``: Table 9 (top-5 correctness); a ``meta`` subset: Table 11's rows."""
+    w = _wide(err, experiment)
+    if w.empty:
+        return pd.DataFrame()
+    w = w[w.index.get_level_values(0).isin(meta.name)]
     budgets = list(w.columns)
     rows = []
     for s in meta.name:
@@ -80,6 +84,13 @@ def table_per_subject(err: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     avg = _agg_rows(w, meta.name.tolist(), "Avg", MAIN).rename(columns={"group": "subject"})
     return _fmt_cols(pd.concat([df, avg.drop(columns="subjects")], ignore_index=True))
+
+
+def table_attacks(err: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
+    """Table 11 analogue: the generated (adversarial-half) pools, one row per attack and
+    approach. Our pools are FGSM and BIM (spec 5.5); the paper's C&W pool is not built."""
+    gen = meta[(meta.input_type == "generated") & ~meta.mutant.astype(bool)]
+    return table_per_subject(err, gen) if len(gen) else pd.DataFrame()
 
 
 def table_groups(err: pd.DataFrame, meta: pd.DataFrame, groups: list[str]) -> pd.DataFrame:
@@ -238,7 +249,7 @@ def conclusions(err: pd.DataFrame, meta: pd.DataFrame, timings: pd.DataFrame) ->
                      "holds": all(parts6.values())})
     t = timings[timings.approach == "PACE"]
     if not t.empty:
-        clus = (t.get("cluster_full", 0).fillna(0) + t.get("cluster", 0).fillna(0) + t.get("reduce", 0).fillna(0)).sum()
+        clus = sum(t[k].fillna(0).sum() for k in ("cluster_full", "cluster", "reduce") if k in t)
         tot = t["total"].sum()
         ratio = float((t["total_nmax_1000"] / t["total"]).median()) if "total_nmax_1000" in t else np.nan
         sel = float(t["select_max_budget"].max()) if "select_max_budget" in t else np.nan
@@ -249,6 +260,93 @@ def conclusions(err: pd.DataFrame, meta: pd.DataFrame, timings: pd.DataFrame) ->
                      "parts": _parts(parts7 := {"clustering > 50 %": clus / tot > 0.5, "n_max 1000 < 2x": ratio < 2.0}),
                      "holds": all(parts7.values())})
     return pd.DataFrame(rows)
+
+
+def _check(rows: list, check: str, value: float, threshold: str, holds: bool, source: str) -> None:
+    rows.append({"check": check, "value": float(value), "threshold": threshold,
+                 "holds": bool(holds) if np.isfinite(value) else False, "source": source})
+
+
+def checks(err: pd.DataFrame, meta: pd.DataFrame, timings: pd.DataFrame) -> pd.DataFrame:
+    """One row per numeric check of the spec's small-scale conclusions (section 7, 1-7) and of
+    the reproduction criteria of section 6 that a run can evaluate: check, value, threshold,
+    holds, source. No slack: each threshold is the spec's."""
+    g = _groups(meta)
+    w = _wide(err, "main")
+    rows: list[dict] = []
+
+    def mean_of(approach: str, subjects: list[str]) -> float:
+        sel = [(s, approach) for s in subjects if (s, approach) in w.index]
+        return float(w.loc[sel].to_numpy().mean()) if sel else np.nan
+
+    def im(subjects: list[str]) -> float:
+        if not subjects:
+            return np.nan
+        a = _agg_rows(w, subjects, "x", ["SRS", "PACE"]).set_index("approach")[list(w.columns)]
+        return improvement(a.loc["SRS"].to_numpy(float), a.loc["PACE"].to_numpy(float))
+
+    allsub = g["Avg"]
+    p, s_, c = mean_of("PACE", allsub), mean_of("SRS", allsub), mean_of("CES", allsub)
+    _check(rows, "1a PACE / SRS mean MSE, all subjects", p / s_, "< 1", p / s_ < 1, "spec 7 (1)")
+    _check(rows, "1b PACE / CES mean MSE, all subjects", p / c, "< 1", p / c < 1, "spec 7 (1)")
+    d = im(g["Low"]) - im(g["High"])
+    _check(rows, "1c Im vs SRS: low-accuracy minus high-accuracy subjects (points of %)", d, "> 0",
+           d > 0, "spec 7 (1)")
+    clean = [x for x in g["Ori"] if x in g["High"] and x in g["C"]]
+    r2 = mean_of("CSS", clean) / mean_of("SRS", clean)
+    _check(rows, "2a CSS / SRS mean MSE, high-accuracy clean classifiers", r2, "<= 1", r2 <= 1, "spec 7 (2)")
+    hard = g["Mutant models"] + g["Gen"]
+    others = max(mean_of(a, hard) for a in ("SRS", "CES", "PACE"))
+    d2 = mean_of("CSS", hard) - others
+    _check(rows, "2b CSS minus the next-worst mean MSE, mutant models + generated pools", d2, "> 0",
+           d2 > 0, "spec 7 (2)")
+    f = setting_summary(err, "features").set_index("approach")["mean_mse"]
+    if {"PACE-CON", "PACE-LHL", "PACE-ORI", "PACE-FL"} <= set(f.index):
+        con, lhl, ori, fl = f["PACE-CON"], f["PACE-LHL"], f["PACE-ORI"], f["PACE-FL"]
+        _check(rows, "3a CON minus max(LHL, ORI, FL) mean MSE", con - max(lhl, ori, fl), "> 0",
+               con > max(lhl, ori, fl), "spec 7 (3)")
+        rel = abs(lhl - ori) / max(lhl, ori)
+        _check(rows, "3b |LHL - ORI| / max(LHL, ORI)", rel, "<= 0.25 (spec 6: +-25 %)", rel <= 0.25,
+               "spec 7 (3)")
+        _check(rows, "3c FL minus min(LHL, ORI)", fl - min(lhl, ori), ">= 0", fl >= min(lhl, ori),
+               "spec 7 (3)")
+    a = setting_summary(err, "alpha").set_index("approach")["mean_mse"]
+    if {"alpha=0.5", "alpha=0.7", "alpha=0.8"} <= set(a.index):
+        v = a["alpha=0.5"] - max(a["alpha=0.7"], a["alpha=0.8"])
+        _check(rows, "4 alpha=0.5 minus max(alpha=0.7, alpha=0.8) mean MSE", v, "> 0", v > 0, "spec 7 (4)")
+    dm = setting_summary(err, "dims").set_index("approach")["mean_mse"]
+    if {"FastICA-2", "original"} <= set(dm.index):
+        v = dm["FastICA-2"] / dm["original"]
+        _check(rows, "5 FastICA-2 / no reduction mean MSE", v, "< 1", v < 1, "spec 7 (5)")
+    vv = setting_summary(err, "variants").set_index("approach")["mean_mse"]
+    if {"PACE", "PACE^m_rand", "PACE^g_rand", "PACE_art", "PACE_mmd"} <= set(vv.index):
+        _check(rows, "6a PACE minus PACE^m_rand", vv["PACE"] - vv["PACE^m_rand"], "<= 0",
+               vv["PACE"] <= vv["PACE^m_rand"], "spec 7 (6)")
+        _check(rows, "6b PACE^m_rand minus PACE^g_rand", vv["PACE^m_rand"] - vv["PACE^g_rand"], "< 0",
+               vv["PACE^m_rand"] < vv["PACE^g_rand"], "spec 7 (6)")
+        _check(rows, "6c PACE_art minus PACE_mmd", vv["PACE_art"] - vv["PACE_mmd"], "< 0",
+               vv["PACE_art"] < vv["PACE_mmd"], "spec 7 (6)")
+    t = timings[timings.approach == "PACE"] if "approach" in timings else pd.DataFrame()
+    if not t.empty:
+        clus = sum(t[k].fillna(0).sum() for k in ("cluster_full", "cluster", "reduce") if k in t)
+        share = clus / t["total"].sum()
+        _check(rows, "7a clustering + reduction share of PACE time", share, "> 0.5", share > 0.5, "spec 7 (7)")
+        if "total_nmax_1000" in t:
+            ratio = float((t["total_nmax_1000"] / t["total"]).median())
+            _check(rows, "7b fit time n_max=1000 / n_max=max budget (median)", ratio, "< 2", ratio < 2,
+                   "spec 7 (7), C14")
+    cls = meta[meta.task == "cls"].set_index("name")
+    e = err[(err.experiment == "main") & (err.approach == "SRS") & err.subject.isin(cls.index)]
+    if len(e):
+        n_pool = cls.loc[e.subject, "n"].to_numpy(float)
+        acc = e["truth"].to_numpy(float)
+        b = e["budget"].to_numpy(float)
+        theory = 100 * np.sqrt(acc * (1 - acc) / b * (n_pool - b) / (n_pool - 1))
+        ok = theory > 0
+        ratio = float(np.mean(e["mse"].to_numpy(float)[ok] / theory[ok]))
+        _check(rows, "SRS MSE / sqrt(acc(1-acc)/n (N-n)/(N-1)), mean over classifier cells", ratio,
+               "within 1 +- 0.25", abs(ratio - 1) <= 0.25, "spec 6 (random baselines), C8")
+    return pd.DataFrame(rows, columns=["check", "value", "threshold", "holds", "source"])
 
 
 def write_all(err: pd.DataFrame, meta: pd.DataFrame, timings: pd.DataFrame, out: dict[str, str]) -> None:
@@ -278,5 +376,15 @@ def write_all(err: pd.DataFrame, meta: pd.DataFrame, timings: pd.DataFrame, out:
         save_table(setting_summary(err, exp), out[f"{key}_table"],
                    title=f"PACE {title.split(':')[0]} data: per-subject budget-averaged MSE (%), mean / median", **fix)
     figure_main(err, out["fig_main"])
+    if "table9" in out:
+        save_table(table_per_subject(err, meta, "top5"), out["table9"],
+                   title="PACE Table 9: MSE (%) of top-5 accuracy (same selections), ↑Im vs PACE", **fix)
+    if "table11" in out:
+        save_table(table_attacks(err, meta), out["table11"],
+                   title="PACE Table 11 analogue: adversarial-half pools (FGSM, BIM; no C&W pool)", **fix)
+    if "checks" in out:
+        save_table(checks(err, meta, timings), out["checks"],
+                   title="PACE checks: spec 7 conclusions and spec 6 criteria, value vs threshold",
+                   float_format="%.4f")
     save_table(conclusions(err, meta, timings), out["conclusions"],
                title="PACE spec section 7: the seven small-scale conclusions, measured")

@@ -226,8 +226,11 @@ def classification_subject(name: str, model: str, testset: str, input_type: str,
                            feat_first: np.ndarray, feat_penultimate: np.ndarray,
                            preprocessing: str = "scale01") -> Subject:
     """Features ORI (model input after its preprocessing, flattened), FL, LHL, CON (softmax)
-    from one inference artefact (spec 2.2); item scores = correct (spec 2.10)."""
+    from one inference artefact (spec 2.2); item scores = correct, plus top-5 correct for
+    Table 9 (spec 2.10)."""
     from labelfree.zoo import preprocess
+
+    from .metrics import item_scores_classification
 
     ori = preprocess(x, preprocessing).reshape(len(x), -1).numpy()
     prob = softmax(np.asarray(logits, dtype=np.float64))
@@ -236,4 +239,5 @@ def classification_subject(name: str, model: str, testset: str, input_type: str,
         testset=testset, scores=(prob.argmax(1) == y).astype(np.float64),
         features={"ORI": ori, "FL": feat_first, "LHL": feat_penultimate, "CON": prob},
         confidence=prob.max(axis=1),
+        scores_top5=item_scores_classification(logits, y, top=min(5, logits.shape[1])),
     )
