@@ -17,7 +17,7 @@ import pandas as pd
 
 from labelfree.metamorphic import analysis as an
 from labelfree.metamorphic.followups import COLOURSETS
-from labelfree.store import read_image_set, save_figure, save_json, save_table
+from labelfree.store import load_npz, read_image_set, save_figure, save_json, save_table
 
 log = logging.getLogger(__name__)
 
@@ -523,9 +523,11 @@ def _gallery(images, mm, ref_model, unb, paths: Mapping[str, str], fdir: Path) -
         for name, d in pick.items():
             cats += [(name, int(i)) for i in d["id"].to_numpy()[:2]]
     if cats:
-        src = read_image_set(paths["base"])
-        fol = read_image_set(paths["followups"])
-        n = len(src)
+        fol = read_image_set(paths["followups"])  # the first part when follow-ups are in parts
+        n = len(fol) // 7
+        cats = [(name, i) for name, i in cats if i < n]
+    if cats:
+        src = load_npz(paths["base"], keys=("y", "boxes"))
         fig, axes = plots.figure(ncols=7, nrows=len(cats), width=1.0, height=1.05)
         axes = np.atleast_2d(axes)
         titles = ["source + box"] + [f"obj-{c}" for c in COLOURSETS["c3"]] + [
@@ -539,10 +541,10 @@ def _gallery(images, mm, ref_model, unb, paths: Mapping[str, str], fdir: Path) -
                 ax.grid(False)
                 if r == 0:
                     ax.set_title(titles[v], fontsize=6)
-            x0, y0, x1, y1 = src.extras["boxes"][i]
+            x0, y0, x1, y1 = src["boxes"][i]
             axes[r, 0].add_patch(__import__("matplotlib.patches", fromlist=["Rectangle"]).Rectangle(
                 (x0 - 0.5, y0 - 0.5), x1 - x0, y1 - y0, fill=False, ec="red", lw=0.8))
-            axes[r, 0].set_ylabel(f"{name}\n#{i} y={src.y[i]}", fontsize=5)
+            axes[r, 0].set_ylabel(f"{name}\n#{i} y={src['y'][i]}", fontsize=5)
     else:
         fig, ax = plots.figure(width=3, height=1)
         ax.text(0.5, 0.5, "no flagged inferences to show", ha="center")
