@@ -449,6 +449,7 @@ def zoo_verdicts(
                         "task": task, "width": int(meta["width"]), "epochs": int(meta["epochs"]),
                         "seed": int(meta["seed"]), "tau": opt.ml_threshold if task == "multi" else np.nan,
                     }
+                    row["n_classes"] = int(p.shape[-1])
                     row.update(an.summary_row(v))
                     row.update(_precision_stats(v, mr1_valid, mr2_valid, defect))
                     if cf_pred is not None and task == "single":
