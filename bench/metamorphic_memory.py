@@ -48,7 +48,8 @@ elif mode == "infer":
     torch.set_num_threads(1)
     model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 7, stride=4), torch.nn.ReLU(),
                                 torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 10))
-    s = read_image_set(out + "/mm-val-c3-part000.npz")
+    import glob
+    s = read_image_set(sorted(glob.glob(out + "/mm-val-c3*.npz"))[0])  # one part
     predict(model, s.x, "imagenet", batch_size=64, device="cpu", amp=False)
 elif mode == "whole":
     from labelfree.metamorphic import followups as fu

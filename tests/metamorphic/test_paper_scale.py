@@ -153,7 +153,6 @@ def test_stream_writer_matches_savez(tmp_path):
     assert np.array_equal(z["a"], a) and int(z["s"]) == 7
     rows = ck.npz_rows(tmp_path / "s.npz")["a"]
     assert np.array_equal(rows[1:4], a[1:4]) and rows.shape == a.shape
-    with pytest.raises(ck.ChunkedError, match="got 2 rows"):
-        with ck.NpzStreamWriter(tmp_path / "bad.npz") as w:
-            w.add_chunks("a", (3, 2), np.uint8, [np.zeros((2, 2), np.uint8)])
+    with pytest.raises(ck.ChunkedError, match="got 2 rows"), ck.NpzStreamWriter(tmp_path / "bad.npz") as w:
+        w.add_chunks("a", (3, 2), np.uint8, [np.zeros((2, 2), np.uint8)])
     assert not (tmp_path / "bad.npz").exists()

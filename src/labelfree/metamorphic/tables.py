@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from labelfree.metamorphic import analysis as an
+from labelfree.metamorphic import chunked as ck
 from labelfree.metamorphic.followups import COLOURSETS
 from labelfree.store import load_npz, read_image_set, save_figure, save_json, save_table
 
@@ -35,6 +36,11 @@ TABLES = {
     "fig10_accuracy": "Fig. 10 (RQ6): accuracy vs MR ratios across the zoo, Pearson r",
     "bias_calibration": "Spec 7.3 pilot table: training bias x test bias -> accuracy and MR ratios",
     "mr2_recall": "Beyond the paper: MR-2 recall against counterfactual ground truth (check H)",
+    "rq1_annotation_sizes": "RQ1 manual check: flags (violated and correct) per model and MR with the "
+    "Cochran sample size (z, e, p = 0.5, finite-population correction, rounded up); the sample is "
+    "annotation/rq1_sample.csv",
+    "fig7_most_flagged": "Fig. 7 (RQ4): the inputs flagged (MR-1 or MR-2, violated and correct) by the "
+    "most models of the unbiased zoo, with their object-area ratio",
     "checks": "Checks A-H of metamorphic.md 7.4 (A-F hard, G soft, H reported) and the paper's "
     "conclusions at small scale: check, value, threshold, holds, switch (documented deviation)",
 }
@@ -43,6 +49,7 @@ FIGURES = {
     "fig8_object_size": "Fig. 8",
     "fig9_training": "Fig. 9",
     "fig10_accuracy": "Fig. 10",
+    "fig7_most_flagged": "Fig. 7",
     "gallery": "Figs. 1, 2, 4, 5",
 }
 
@@ -123,8 +130,15 @@ def write_report(
     save_table(bias, tdir / "bias_calibration.csv", title=TABLES["bias_calibration"])
     rec = _recall_table(summary, mm)
     save_table(rec, tdir / "mr2_recall.csv", title=TABLES["mr2_recall"])
+    # RQ1 manual-check export and Fig. 7 ------------------------------------------------------
+    sizes, sample = rq1_annotation(images, summary, mm)
+    save_table(sizes, tdir / "rq1_annotation_sizes.csv", title=TABLES["rq1_annotation_sizes"])
+    save_table(sample, out / "annotation" / "rq1_sample.csv",
+               title="RQ1 annotation form: one row per sampled flag; annotators fill the blank columns")
+    f7 = _fig7(images, mm, unb, gallery or {}, fdir)
+    save_table(f7, tdir / "fig7_most_flagged.csv", title=TABLES["fig7_most_flagged"])
     # checks ---------------------------------------------------------------------------------
-    checks = _checks(summary, mains, rq1, rq2, bias, f6, f9, rho_c, w, r10, rec, mm, ref_model)
+    checks = _checks(summary, mains, rq1, rq2, bias, f6, f9, rho_c, w, r10, rec, mm, ref_model, f7, images)
     save_table(checks, tdir / "checks.csv", title=TABLES["checks"], float_format="%.4g")
     res["checks"] = checks.to_dict("records")
     save_json(res, out / "raw" / "checks.json")
@@ -162,6 +176,47 @@ def _rq1(summary: pd.DataFrame, mm: Mapping[str, Any]) -> pd.DataFrame:
                     "share_multiple_all_correct": r["share_multiple_all"],
                 })
     return pd.DataFrame(rows)
+
+
+def rq1_annotation(
+    images: pd.DataFrame, summary: pd.DataFrame, mm: Mapping[str, Any]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """RQ1 manual check (spec 5 "Sampling"): per model of ``rq1.models`` (empty = every model) on
+    the RQ1 base (multi-label zoos: their main base) and per MR, a uniform sample without
+    replacement of the flags (violated and correct) of Cochran's size (z, e of ``rq1``), seeded by
+    (``rq1.seed``, zoo, model, MR). Returns (sizes per model and MR, the annotation form: one row
+    per sampled flag with the follow-up to show, white-filled as the authors did, and blank
+    annotator columns)."""
+    from labelfree.seeds import derive_seed
+
+    cfg = mm["rq1"]
+    z, e, seed = float(cfg.get("z", 1.96)), float(cfg.get("e", 0.05)), int(cfg.get("seed", 0))
+    wanted = set(cfg.get("models") or [])
+    sizes, rows = [], []
+    for zoo, zc in mm["zoos"].items():
+        base = cfg["base"] if zc["role"] != "multilabel" else zc["main"]
+        im = select(images, zoo=zoo, base=base, colourset=mm["colourset_main"])
+        for model, g in im.groupby("model", sort=False):
+            if wanted and model not in wanted:
+                continue
+            for mr, col, shown in (("MR-1", "mr1", "obj-white"), ("MR-2", "mr2", "bg-white")):
+                flags = g[g[col] & g["correct"]]
+                k = an.cochran(len(flags), z=z, e=e)
+                rng = np.random.default_rng(derive_seed(seed, "mm_rq1", zoo, model, mr))
+                pick = np.sort(rng.choice(len(flags), size=k, replace=False)) if k else np.zeros(0, int)
+                sizes.append({"zoo": zoo, "model": model, "base": base, "MR": mr,
+                              "acc": float(g["correct"].mean()), "total_flags": len(flags),
+                              "cochran_sample": k, "z": z, "e": e})
+                for r in flags.iloc[pick].to_dict("records"):
+                    rows.append({"zoo": zoo, "model": model, "base": base, "MR": mr, "id": r["id"],
+                                 "gt": r["gt"], "pred": r["pred"], "certainty": r["certainty"],
+                                 "area_ratio": r["area_ratio"], "show": f"source with region | {shown}",
+                                 "question": "is the object fully removed? if not: a multiple / "
+                                 "b incomplete / c other" if mr == "MR-1" else
+                                 "is the object fully preserved?",
+                                 "annotator_1": "", "annotator_2": "", "reason_1": "", "reason_2": ""})
+    cols = ["zoo", "model", "base", "MR", "id"]
+    return pd.DataFrame(sizes), pd.DataFrame(rows, columns=None if rows else cols)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -453,7 +508,8 @@ def _b_check(mains: pd.DataFrame, mm: Mapping[str, Any], add) -> None:
         "> 0", lit_ok, "")
 
 
-def _checks(summary, mains, rq1, rq2, bias, f6, f9, rho_c, w, r10, rec, mm, ref_model) -> pd.DataFrame:
+def _checks(summary, mains, rq1, rq2, bias, f6, f9, rho_c, w, r10, rec, mm, ref_model, f7=None,
+            images=None) -> pd.DataFrame:
     """The checks table (issue 13): check, kind (hard / soft / reported / conclusion), what,
     value, threshold, holds, switch (the documented deviation from the spec, empty if none)."""
     rows: list[dict[str, Any]] = []
@@ -538,11 +594,58 @@ def _checks(summary, mains, rq1, rq2, bias, f6, f9, rho_c, w, r10, rec, mm, ref_
         pw = float(g["wilcoxon_p_one_sided"].iloc[0]) if len(g) else np.nan
         add("RQ5", "conclusion", "dropping MR-2 flags raises accuracy (Tables 7-8): mean gain (pp), "
             "exact one-sided Wilcoxon p", f"{gain:+.2f} pp, p={pw:.3g}", "gain > 0", gain > 0)
+    if f7 is not None and len(f7) and images is not None and len(images):
+        allr = float(select(images, zoo=f7["zoo"].iloc[0], base=f7["base"].iloc[0],
+                            colourset=mm["colourset_main"]).drop_duplicates("id")["area_ratio"].mean())
+        topr = float(f7["area_ratio"].mean())
+        add("RQ4", "conclusion", f"inputs flagged by the most models have small objects (Fig. 7): mean "
+            f"area ratio of the top {len(f7)} vs all inputs", f"{topr:.3f} vs {allr:.3f}", "top < all",
+            topr < allr)
     if len(f9) >= 2:
         r2 = f9["MR-2 ratio"].to_numpy()
         add("RQ6", "conclusion", "MR-2 ratio falls during training (Fig. 9): last vs first checkpoint",
             f"{r2[-1]:.3f} vs {r2[0]:.3f}", "last < first", r2[-1] < r2[0])
     return pd.DataFrame(rows)
+
+
+def _fig7(images, mm, unb, paths: Mapping[str, str], fdir: Path, top: int = 8) -> pd.DataFrame:
+    """Fig. 7 (spec 5 RQ4): the ``top`` inputs of the RQ1 base flagged (MR-1 or MR-2, violated
+    and correct) by the most models of the unbiased zoo, ties broken by id, drawn with their box."""
+    from matplotlib.patches import Rectangle
+
+    from labelfree import plots
+
+    base = mm["rq1"]["base"]
+    im = select(images, zoo=unb, base=base, colourset=mm["colourset_main"]) if unb else images.iloc[:0]
+    df = pd.DataFrame(columns=["zoo", "base", "id", "n_models", "of_models", "area_ratio", "gt"])
+    if not im.empty:
+        im = im.assign(flag=(im["mr1"] | im["mr2"]) & im["correct"])
+        n_models = im["model"].nunique()
+        per = im.groupby("id").agg(n_models=("flag", "sum"), area_ratio=("area_ratio", "first"),
+                                   gt=("gt", "first")).reset_index()
+        per = per[per["n_models"] > 0].sort_values(["n_models", "id"], ascending=[False, True]).head(top)
+        df = per.assign(zoo=unb, base=base, of_models=n_models)[list(df.columns)].reset_index(drop=True)
+    if len(df) and paths.get("base"):
+        x = ck.NpzRows(paths["base"], "x")
+        boxes = load_npz(paths["base"], keys=("boxes",))["boxes"]
+        fig, axes = plots.figure(ncols=len(df), width=1.2, height=1.45)
+        axes = np.atleast_1d(axes)
+        for ax, r in zip(axes, df.to_dict("records"), strict=True):
+            i = int(r["id"])
+            ax.imshow(x[i : i + 1][0], interpolation="nearest")
+            x0, y0, x1, y1 = boxes[i]
+            ax.add_patch(Rectangle((x0 - 0.5, y0 - 0.5), x1 - x0, y1 - y0, fill=False, ec="red", lw=0.8))
+            ax.set_title(f"#{i}: {int(r['n_models'])}/{int(r['of_models'])} models\narea {r['area_ratio']:.2f}",
+                         fontsize=6)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.grid(False)
+    else:
+        fig, ax = plots.figure(width=3, height=1)
+        ax.text(0.5, 0.5, "no flagged inputs to show", ha="center")
+        ax.axis("off")
+    save_figure(fig, fdir / "fig7_most_flagged.png")
+    return df
 
 
 # ---------------------------------------------------------------------------------------------
