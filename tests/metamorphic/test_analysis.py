@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from labelfree.metamorphic import analysis as an
+from labelfree.metamorphic import tables as tb
+from labelfree.metamorphic.oracle import Verdicts
 
 # Table 5 (spec 5, RQ3): reproduced accuracy and MR-1 / MR-2 / MR-1&2 ratios, in %
 TABLE5 = np.array([
@@ -43,18 +46,68 @@ def test_table7_exact_wilcoxon():
 
 
 def test_table8_mean_mr2_gain():
-    orig = np.array([34.5, 45.5, 47.9])
-    rel = np.array([48.29, 72.45, 73.03])
-    assert round(float((rel - orig).mean()), 2) == 21.96
+    """Spec 8.9: Table 8 (COCO: original 34.5/45.5/47.9, MR-2 reliable 48.29/72.45/73.03 %) ->
+    mean MR-2 gain 21.96 pp, through the report's RQ5 table (tables._wilcoxon)."""
+    mains = pd.DataFrame({"zoo": "coco", "acc": [0.345, 0.455, 0.479],
+                          "non_MR2_acc": [0.4829, 0.7245, 0.7303],
+                          "non_MR1_acc": [0.345, 0.455, 0.479], "non_MR1&2_acc": [0.345, 0.455, 0.479]})
+    w = tb._wilcoxon(mains, None)
+    mr2 = w[(w["models"] == "all models") & (w["MR"] == "MR-2")].iloc[0]
+    assert round(float(mr2["mean_gain_pp"]), 2) == 21.96 and mr2["n_models"] == 3
 
 
 def test_cochran_sample_sizes():
+    """Spec 8.9 / Tables 2-3: flags 3,634 / 4,942 / 6,622 / 957 / 4,732 -> samples 348 / 357 /
+    364 / 275 / 356 (Cochran, z 1.96, e 0.05, p 0.5, finite-population correction, rounded up)."""
     got = [an.cochran(n) for n in (3634, 4942, 6622, 957, 4732)]
     assert got == [348, 357, 364, 275, 356]
 
 
 def test_vgg16_mr1_ratio():
-    assert f"{259 / 35634:.2%}" == "0.73%"
+    """Spec 8.9: Table 5's VGG16 MR-1 259 of 35,634 correct -> 0.73%, through our summary row
+    (flags AND correct / #correct) and the prevalence table's formatting."""
+    n, correct, flagged = 50000, 35634, 259
+    c = np.zeros(n, bool)
+    c[:correct] = True
+    mr1 = np.zeros(n, bool)
+    mr1[:flagged] = True  # flagged and correct
+    mr1[-40:] = True  # flagged but incorrect: not counted (spec 2.3 "violated AND correct")
+    z = np.zeros(n, bool)
+    v = Verdicts(pred=np.zeros(n, int), correct=c, certainty=np.zeros(n), mr1_ok=np.ones((n, 3), bool),
+                 mr2_ok=np.ones((n, 3), bool), mr1=mr1, mr2=z, mr12=z, has_region=np.ones(n, bool))
+    row = an.summary_row(v)
+    assert row["MR1_correct"] == 259 and row["acc_num"] == 35634 and row["MR1"] == 299
+    mains = pd.DataFrame([{**row, "zoo": "z", "model": "vgg16", "role": "unbiased", "base": "b",
+                           "task": "single"}])
+    assert tb._prevalence(mains)["MR-1"].iloc[0] == "259 (0.73%)"
+
+
+def test_rq1_export_draws_cochran_sized_samples_of_flags():
+    """Spec 5 RQ1 "Sampling": per model and MR, Cochran's size drawn uniformly without replacement
+    from the flags (violated AND correct), seeded; NASNetLarge's 3,634 MR-2 flags -> 348 (Table 2)."""
+    n = 5000
+    r = np.random.default_rng(0)
+    correct = np.ones(n, bool)
+    correct[-300:] = False
+    mr2 = np.zeros(n, bool)
+    mr2[:3634] = True
+    mr2[-100:] = True  # flagged but incorrect: never sampled
+    mr1 = r.random(n) < 0.02
+    images = pd.DataFrame({"zoo": "z", "model": "nasnet", "base": "b", "colourset": "c3",
+                           "id": np.arange(n), "gt": 0, "pred": 0, "certainty": 0.5, "area_ratio": 0.1,
+                           "correct": correct, "mr1": mr1, "mr2": mr2})
+    mm = {"zoos": {"z": {"role": "unbiased", "main": "b"}}, "colourset_main": "c3",
+          "rq1": {"base": "b", "models": [], "z": 1.96, "e": 0.05, "seed": 0}}
+    sizes, sample = tb.rq1_annotation(images, pd.DataFrame(), mm)
+    s2 = sizes[sizes["MR"] == "MR-2"].iloc[0]
+    assert s2["total_flags"] == 3634 and s2["cochran_sample"] == 348
+    got = sample[sample["MR"] == "MR-2"]["id"].to_numpy()
+    assert len(got) == 348 and len(set(got)) == 348 and got.max() < 3634  # flags AND correct only
+    s1 = sizes[sizes["MR"] == "MR-1"].iloc[0]
+    assert s1["total_flags"] == int((mr1 & correct).sum())
+    assert s1["cochran_sample"] == an.cochran(s1["total_flags"]) == (sample["MR"] == "MR-1").sum()
+    _, again = tb.rq1_annotation(images, pd.DataFrame(), mm)
+    assert again.equals(sample)  # seeded
 
 
 def test_contingency_layout():

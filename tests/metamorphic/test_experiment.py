@@ -131,7 +131,7 @@ def test_report_outputs_and_checks(run):
     checks = pd.read_csv(out / "tables" / "checks.csv")
     hard = checks[checks["hard"]]
     assert set(hard["check"]) == set("ABCDEF")
-    by = {c: bool(g["pass"].all()) for c, g in hard.groupby("check")}
+    by = {c: bool(g["holds"].all()) for c, g in hard.groupby("check")}
     assert by["A"]
     assert not by["B"]  # the background model has MR-1 = MR-2 = 1: B must fail
     assert by["F"]

@@ -38,6 +38,8 @@ MM_TABLES = [
     "fig10_accuracy",
     "bias_calibration",
     "mr2_recall",
+    "rq1_annotation_sizes",
+    "fig7_most_flagged",
     "checks",
 ]
 MM_FIGURES = [
@@ -45,6 +47,7 @@ MM_FIGURES = [
     "fig8_object_size",
     "fig9_training",
     "fig10_accuracy",
+    "fig7_most_flagged",
     "gallery",
 ]
 MM_UNBIASED = next((z for z, c in MM["zoos"].items() if c["role"] == "unbiased"), None)
@@ -155,6 +158,7 @@ rule mm_report:
         ],
         pdf=[f"results/metamorphic/figures/{f}.pdf" for f in MM_FIGURES],
         checks="results/metamorphic/raw/checks.json",
+        annotation="results/metamorphic/annotation/rq1_sample.csv",
     log:
         "logs/metamorphic/report.log",
     conda:

@@ -14,5 +14,5 @@ summary = pd.concat([pd.read_csv(p) for p in sm.input.summaries], ignore_index=T
 images = pd.concat([pd.read_csv(p) for p in sm.input.verdicts], ignore_index=True)
 res = write_report(summary, images, sm.params.mm, sm.params.out_dir, sm.params.gallery)
 for c in res["checks"]:
-    logging.info("check %s (%s): %s = %s [%s] -> %s", c["check"], "hard" if c["hard"] else "soft",
-                 c["what"], c["value"], c["threshold"], "PASS" if c["pass"] else "FAIL")
+    logging.info("check %s (%s): %s = %s [%s] -> %s %s", c["check"], c["kind"], c["what"], c["value"],
+                 c["threshold"], "holds" if c["holds"] else "does not hold", c["switch"] or "")

@@ -15,10 +15,20 @@ section 3):
 Labels come from the XMLs (every object of an image names its GT synset). Boxes are taken
 as array slices ``[ymin:ymax, xmin:xmax]`` of the original image; inverted min/max are
 swapped; boxes are clipped to the image; when the XML ``<size>`` differs from the decoded
-image the boxes are rescaled (specs/metamorphic.md, deviations 1). Materialised sets carry
-``boxes`` (N, 4) = the box enclosing all GT boxes, ``masks`` (N, S, S) = the union of the GT
-boxes, and ``area_ratio`` (N,) = union of the unpadded boxes / (H W) in the original image.
-Images are decoded to RGB (greyscale and CMYK converted) and resized to S x S (bilinear).
+image the boxes are rescaled (specs/metamorphic.md, deviations 1).
+
+Geometry (specs/metamorphic.md 4.1 "V" and the torchvision eval transforms of the stand-ins):
+the shorter side is resized to S (bilinear, aspect ratio kept) and the centre S x S square is
+kept, so a model's own ``resize(r <= S) + centre_crop(c)`` transform on the stored image sees
+what it would see on the original (centre crops compose); images are never squashed.
+
+Materialised sets carry ``boxes`` (N, 4) = the box enclosing all GT boxes, ``masks`` (N, S, S) =
+the union of the GT boxes, ``box_distance`` (N, S, S) uint8 = for each stored pixel, the
+Chebyshev distance in *original* pixels from the original pixel it samples to the nearest GT box
+(0 inside, capped at 255), so the region of boxes padded by p original pixels (the authors' 5 px,
+spec 2.1 step 4) is exactly ``box_distance <= p``; and ``area_ratio`` (N,) = union of the
+unpadded boxes / (H W) in the original image. Images are decoded to RGB (greyscale and CMYK
+converted).
 """
 
 from __future__ import annotations
@@ -32,7 +42,7 @@ import numpy as np
 import pandas as pd
 
 from labelfree.data.base import DataError
-from labelfree.data.lazy import LazyImageSet, decode_rgb, enclosing_box, resize_rgb
+from labelfree.data.lazy import LazyImageSet, decode_rgb, enclosing_box
 
 IMAGE_SUFFIXES = (".jpeg", ".jpg", ".png")
 
@@ -86,6 +96,53 @@ def boxes_mask(boxes: np.ndarray, height: int, width: int) -> np.ndarray:
     in_r = (r[None, :] >= b[:, 1:2]) & (r[None, :] < b[:, 3:4])  # (B, H)
     in_c = (c[None, :] >= b[:, 0:1]) & (c[None, :] < b[:, 2:3])  # (B, W)
     return (in_r[:, :, None] & in_c[:, None, :]).any(axis=0)
+
+
+def square_geometry(height: int, width: int, size: int) -> tuple[int, int, int, int]:
+    """Shorter side to ``size`` (aspect kept), then the centre ``size`` x ``size`` square.
+
+    Returns (resized height, resized width, crop top, crop left), rounding as torchvision's
+    ``Resize(size)`` + ``CenterCrop(size)`` do (spec 4.1 geometry "V").
+    """
+    short = min(height, width)
+    rh = size if height == short else max(size, int(size * height / short))
+    rw = size if width == short else max(size, int(size * width / short))
+    return rh, rw, int(round((rh - size) / 2.0)), int(round((rw - size) / 2.0))
+
+
+def resize_keep_aspect(img: np.ndarray, size: int) -> np.ndarray:
+    """Bilinear resize of the shorter side to ``size``, then the centre square (no squashing)."""
+    from PIL import Image
+
+    h, w = img.shape[:2]
+    rh, rw, top, left = square_geometry(h, w, size)
+    if (rh, rw) != (h, w):
+        img = np.asarray(Image.fromarray(img).resize((rw, rh), Image.BILINEAR), dtype=np.uint8)
+    return np.ascontiguousarray(img[top : top + size, left : left + size])
+
+
+def box_distance(boxes: np.ndarray, height: int, width: int, size: int) -> np.ndarray:
+    """Chebyshev distance (original pixels, capped at 255) from each stored pixel to the boxes.
+
+    ``boxes`` (B, 4) xyxy in original pixels are rounded to half-open integer ranges (spec 2.1
+    step 3). Stored pixel (r, c) of :func:`resize_keep_aspect` samples the original pixel under
+    its centre (nearest neighbour); its distance to box b is ``max(dx, dy)`` with
+    ``dx = max(x0 - col, col - (x1 - 1), 0)``; the union takes the minimum over boxes. Padding
+    every box by p and clipping (the authors' code) selects exactly the pixels with distance
+    <= p. Returns uint8 (size, size).
+    """
+    rh, rw, top, left = square_geometry(height, width, size)
+    rows = np.minimum(((np.arange(size) + top + 0.5) * height / rh).astype(np.int64), height - 1)
+    cols = np.minimum(((np.arange(size) + left + 0.5) * width / rw).astype(np.int64), width - 1)
+    b = np.rint(np.asarray(boxes, dtype=np.float64).reshape(-1, 4)).astype(np.int64)
+    if len(b) == 0:
+        return np.full((size, size), 255, dtype=np.uint8)
+    dx = np.maximum(np.maximum(b[:, 0:1] - cols[None], cols[None] - (b[:, 2:3] - 1)), 0)  # (B, S)
+    dy = np.maximum(np.maximum(b[:, 1:2] - rows[None], rows[None] - (b[:, 3:4] - 1)), 0)  # (B, S)
+    empty = (b[:, 2] <= b[:, 0]) | (b[:, 3] <= b[:, 1])
+    d = np.maximum(dy[:, :, None], dx[:, None, :])  # (B, S, S)
+    d[empty] = 255
+    return np.minimum(d.min(axis=0), 255).astype(np.uint8)
 
 
 class ImageNetVal(LazyImageSet):
@@ -156,11 +213,12 @@ class ImageNetVal(LazyImageSet):
         if (w, h) != (row["width"], row["height"]):  # XML size differs from the decoded image
             boxes = boxes * np.array([w / row["width"], h / row["height"]] * 2)
         area_ratio = boxes_mask(boxes, h, w).mean()
-        scaled = boxes * np.array([size / w, size / h] * 2)
-        mask = boxes_mask(scaled, size, size)
+        dist = box_distance(boxes, h, w, size)
+        mask = dist == 0
         extras = {
             "boxes": enclosing_box(mask),
             "masks": mask,
+            "box_distance": dist,
             "area_ratio": np.float32(area_ratio),
         }
-        return resize_rgb(img, size), np.int64(row["label"]), extras
+        return resize_keep_aspect(img, size), np.int64(row["label"]), extras

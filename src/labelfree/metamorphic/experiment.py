@@ -21,11 +21,12 @@ import pandas as pd
 
 from labelfree.data import digitscenes as ds
 from labelfree.metamorphic import analysis as an
+from labelfree.metamorphic import chunked as ck
 from labelfree.metamorphic import followups as fu
 from labelfree.metamorphic import oracle as orc
 from labelfree.metamorphic import regions as rg
 from labelfree.seeds import derive_seed
-from labelfree.store import read_image_set, read_logits, write_image_set
+from labelfree.store import read_logits, write_image_set
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +54,18 @@ def cf_name(base: str) -> str:
     return f"mm-{base}-cf"
 
 
+def followup_names(base: str, bcfg: Mapping[str, Any], colourset: str) -> list[str]:
+    """Test-set names of a base's follow-ups in one colour set: one, or ``parts`` of them
+    (``mm-{base}-{colourset}-partKKK``, each a chunk of sources, inferred separately)."""
+    parts = int(bcfg.get("parts", 1))
+    if parts <= 1:
+        return [followup_name(base, colourset)]
+    return [f"{followup_name(base, colourset)}-part{k:03d}" for k in range(parts)]
+
+
 def base_testsets(base: str, bcfg: Mapping[str, Any]) -> list[str]:
     """The inferable test sets a base contributes: its follow-up sets and counterfactuals."""
-    names = [followup_name(base, cs) for cs in bcfg["coloursets"]]
+    names = [t for cs in bcfg["coloursets"] for t in followup_names(base, bcfg, cs)]
     if int(bcfg["options"].get("counterfactuals", 0)) > 0:
         names.append(cf_name(base))
     return names
@@ -89,6 +99,23 @@ def check_config(mm: Mapping[str, Any], zoos: Mapping[str, Any], datasets: Mappi
                 f"metamorphic.zoos.{zoo}.main: {zcfg['main']!r} is not one of metamorphic.testsets "
                 f"{sorted(mm['testsets'])}"
             )
+        src = datasets[zoos[zoo]["dataset"]]["source"]
+        for b, bc in mm["testsets"].items():
+            used = b == zcfg["main"] or bc.get("group", "mm_followups") in zoos[zoo].get("testsets", [])
+            if used and bc.get("split") and src == "imagenet_val" and bc.get("region", "box") != "box":
+                raise ExperimentError(
+                    f"metamorphic.testsets.{b}.region: ImageNet annotations are boxes; use `box` so "
+                    f"bbox_pad_px ({mm['bbox_pad_px']}) applies (spec 2.1; `mask` would drop the padding)"
+                )
+        if src in ("imagenet_val", "coco"):
+            need, who = source_size_needed(zoos[zoo].get("grid", []))
+            have = int(datasets[zoos[zoo]["dataset"]].get("options", {}).get("size", 224))
+            if need > have:
+                raise ExperimentError(
+                    f"datasets.{zoos[zoo]['dataset']}.options.size: {have} is smaller than the "
+                    f"{need} px that model {who!r} resizes to before its centre crop (its weights' "
+                    f"transforms); set size >= {need} so no model sees upsampled images"
+                )
         uses_split = bool(mm["testsets"][zcfg["main"]].get("split"))
         if datasets[zoos[zoo]["dataset"]]["source"] != "digitscenes" and not uses_split:
             raise ExperimentError(
@@ -100,6 +127,38 @@ def check_config(mm: Mapping[str, Any], zoos: Mapping[str, Any], datasets: Mappi
             raise ExperimentError(f"metamorphic.{key}.base: {mm[key]['base']!r} is not a test set")
 
 
+def weights_geometry(preprocessing: str) -> tuple[int, int] | None:
+    """(resize, crop) of a ``torchvision:<Weights>`` preprocessing, read from the weights' own
+    eval transform (e.g. ResNet-50 V1: 256, 224; Inception v3: 342, 299); None for other kinds."""
+    if not isinstance(preprocessing, str) or not preprocessing.startswith("torchvision:"):
+        return None
+    from torchvision.models import get_weight
+
+    try:
+        tf = get_weight(preprocessing.split(":", 1)[1]).transforms()
+    except (ValueError, KeyError, AttributeError) as exc:
+        raise ExperimentError(f"preprocessing {preprocessing!r}: unknown torchvision weights ({exc})") from exc
+    return int(tf.resize_size[0]), int(tf.crop_size[0])
+
+
+def source_size_needed(grid: Sequence[Mapping[str, Any]]) -> tuple[int, str | None]:
+    """Smallest stored image side that serves every model of a zoo grid at its own input size.
+
+    Stored images are the centre square of the shorter-side resize (data layer, spec 4.1 "V");
+    each model's transform resizes the shorter side to its ``resize`` and crops its ``crop``,
+    so the store must be at least the largest ``resize`` (else the model upsamples). Returns
+    (size, the model that needs it); (0, None) when no row names torchvision weights.
+    """
+    best, who = 0, None
+    for row in grid:
+        preps = row.get("preprocessing", [])
+        for prep in preps if isinstance(preps, list) else [preps]:
+            g = weights_geometry(prep)
+            if g is not None and g[0] > best:
+                best, who = g[0], str(row.get("model", row.get("arch", prep)))
+    return best, who
+
+
 def zoo_bases(zoo_testsets: Sequence[str], bases: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """Bases whose follow-up sets the zoo runs (from the zoo's expanded test-set list)."""
     return [b for b, bcfg in bases.items() if any(t in zoo_testsets for t in base_testsets(b, bcfg))]
@@ -109,39 +168,58 @@ def zoo_bases(zoo_testsets: Sequence[str], bases: Mapping[str, Mapping[str, Any]
 # test sets (rule mm_testsets_<dataset>)
 # --------------------------------------------------------------------------------------------
 
+#: Arrays of a base that only the test-set writer needs (verdicts read the rest).
+_PIXEL_KEYS = ("x", "region", "masks", "box_distance", "boxes", "inst_masks")
+
+
+def _sources(
+    base: str, bcfg: Mapping[str, Any], seed: int, split_path: str | None
+) -> dict[str, Any]:
+    """Source arrays of one base: the dataset split read row-chunk by row-chunk (``split``
+    bases: :class:`~labelfree.metamorphic.chunked.NpzRows`, nothing held whole) or DigitScenes
+    scenes generated in memory, seeded by (seed, "metamorphic", base) only."""
+    if bcfg.get("split"):
+        if split_path is None:
+            raise ExperimentError(f"metamorphic.testsets.{base}.split: no dataset split path given")
+        rows = ck.npz_rows(split_path)
+        keep = ("x", "y", "boxes", "masks", "box_distance", "area_ratio")
+        return {k: rows[k] for k in keep if k in rows}
+    opts = ds.check_options(bcfg["options"], f"metamorphic.testsets.{base}.options")
+    return ds.generate(opts["n"], derive_seed(seed, "metamorphic", base), opts, training=False)
+
+
+def _region(arrays: Mapping[str, Any], sl: slice, mode: str, pad: int) -> np.ndarray:
+    """R of rows ``sl`` (spec 2.1): boxes padded by ``bbox_pad_px`` or masks by ``mask_pad_px``."""
+    sub = {k: arrays[k][sl] for k in ("boxes", "masks", "box_distance") if k in arrays}
+    h, w = arrays["x"].shape[1:3]
+    return rg.regions_from_image_set(sub, (h, w), mode, pad)
+
+
+def part_bounds(n: int, parts: int) -> list[tuple[int, int]]:
+    """Source ranges [lo, hi) of ``parts`` near-equal follow-up parts of ``n`` sources."""
+    if parts < 1 or parts > max(n, 1):
+        raise ExperimentError(f"parts={parts} must be in 1..{max(n, 1)} (the number of sources)")
+    return [(k * n // parts, (k + 1) * n // parts) for k in range(parts)]
+
 
 def make_base(
     base: str, bcfg: Mapping[str, Any], mm: Mapping[str, Any], seed: int, split_path: str | None = None
 ) -> dict[str, np.ndarray]:
-    """Source images of one base with the region R, its area ratio and has_region.
-
-    DigitScenes bases are seeded by (seed, "metamorphic", base) only, so every dataset directory
-    holds identical bytes. A base with ``split`` reads that split of the zoo's dataset instead
-    (ImageNet/COCO through the data layer's boxes/masks; no hidden instances, no counterfactuals).
-    """
-    if bcfg.get("split"):
-        if split_path is None:
-            raise ExperimentError(f"metamorphic.testsets.{base}.split: no dataset split path given")
-        s = read_image_set(split_path)
-        arrays = {"x": s.x, "y": s.y, **{k: v for k, v in s.extras.items() if k in ("boxes", "masks")}}
-        given_ratio = s.extras.get("area_ratio")
-    else:
-        opts = ds.check_options(bcfg["options"], f"metamorphic.testsets.{base}.options")
-        arrays = ds.generate(opts["n"], derive_seed(seed, "metamorphic", base), opts, training=False)
-        given_ratio = None
-    h, w = arrays["x"].shape[1:3]
+    """Source images of one base with the region R, its area ratio and has_region, in memory
+    (small sets and tests; :func:`write_testsets` streams the same arrays in chunks)."""
+    a = {k: (v[0 : len(v)] if isinstance(v, ck.NpzRows) else v)
+         for k, v in _sources(base, bcfg, seed, split_path).items()}
     mode = bcfg["region"]
     pad = mm["bbox_pad_px"] if mode == "box" else mm["mask_pad_px"]
-    region = rg.regions_from_image_set(arrays, (h, w), mode, pad)
-    # object size (spec 3): unpadded boxes (box mode) or the union mask (mask mode)
-    unpadded = rg.regions_from_image_set(arrays, (h, w), mode, 0)
-    arrays["region"] = region
-    arrays["area_ratio"] = rg.area_ratio(unpadded) if given_ratio is None else given_ratio
+    region = _region(a, slice(None), mode, pad)
+    a["region"] = region
+    if "area_ratio" not in a:  # object size (spec 3): unpadded boxes (box mode) or the union mask
+        a["area_ratio"] = rg.area_ratio(_region(a, slice(None), mode, 0))
     n = len(region)
-    arrays.setdefault("defect", np.zeros(n, dtype=np.int8))
-    arrays.setdefault("bg_family", np.full(n, -1, dtype=np.int64))
-    arrays["has_region"] = region.reshape(len(region), -1).any(axis=1)
-    return arrays
+    a.setdefault("defect", np.zeros(n, dtype=np.int8))
+    a.setdefault("bg_family", np.full(n, -1, dtype=np.int64))
+    a["has_region"] = region.reshape(n, -1).any(axis=1)
+    return a
 
 
 def write_testsets(
@@ -153,37 +231,109 @@ def write_testsets(
     split_paths: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """Write every base, follow-up and counterfactual set of ``bases`` under ``out_dir``
-    (``split_paths``: base -> dataset split file, for bases that name a ``split``)."""
+    (``split_paths``: base -> dataset split file, for bases that name a ``split``).
+
+    Bounded memory: sources are read, regions computed and follow-ups filled and written
+    ``mm["chunk"]`` sources at a time; a base with ``parts: P`` writes its follow-ups as P test
+    sets (``...-partKKK``), each inferred on its own, so inference holds one part.
+    """
     out_dir = Path(out_dir)
     written = []
     custom = mm.get("coloursets", {})
+    chunk = max(1, int(mm.get("chunk", 256)))
     for base, bcfg in bases.items():
-        a = make_base(base, bcfg, mm, seed, (split_paths or {}).get(base))
-        x, y = a.pop("x"), a.pop("y")
-        cf_x, cf_family = a.pop("cf_x", None), a.pop("cf_family", None)
-        extras = dict(a)
-        if cf_family is not None:
-            extras["cf_family"] = cf_family
+        a = _sources(base, bcfg, seed, (split_paths or {}).get(base))
+        x, y = a["x"], np.asarray(a["y"][0 : len(a["y"])])
+        n = len(x)
+        mode = bcfg["region"]
+        pad = mm["bbox_pad_px"] if mode == "box" else mm["mask_pad_px"]
+        steps = [slice(s, min(s + chunk, n)) for s in range(0, n, chunk)]
+        has_parts: list[np.ndarray] = []
+        ratio_parts: list[np.ndarray] = []
+
+        def region_chunks(steps=steps, a=a, mode=mode, pad=pad, has=has_parts, ratio=ratio_parts):
+            for sl in steps:
+                r = _region(a, sl, mode, pad)
+                has.append(r.reshape(len(r), -1).any(axis=1))
+                if "area_ratio" not in a:  # object size (spec 3): the unpadded region
+                    ratio.append(rg.area_ratio(_region(a, sl, mode, 0)))
+                yield r
+
         p = out_dir / f"{base_name(base)}.npz"
-        write_image_set(p, x, y, **extras)
+        cf_x = a.pop("cf_x", None)
+        with ck.NpzStreamWriter(p) as w:
+            w.add("x", x, chunk)
+            w.add("y", y)
+            w.add_chunks("region", (n, *x.shape[1:3]), bool, region_chunks())
+            has_region = np.concatenate(has_parts) if has_parts else np.zeros(0, bool)
+            area = (np.asarray(a["area_ratio"][0:n]) if "area_ratio" in a
+                    else np.concatenate(ratio_parts) if ratio_parts else np.zeros(0))
+            w.add("area_ratio", area)
+            w.add("has_region", has_region)
+            for k, v in a.items():
+                if k not in ("x", "y", "area_ratio"):
+                    w.add(k, v, chunk)
+            if "defect" not in a:
+                w.add("defect", np.zeros(n, dtype=np.int8))
+            if "bg_family" not in a:
+                w.add("bg_family", np.full(n, -1, dtype=np.int64))
         written.append(p)
         for cs in bcfg["coloursets"]:
-            cols = fu.resolve_colourset(cs, custom)
-            xs, variant, src = fu.make_followup_set(
-                x, a["region"], cols, a["has_region"], reencode=mm["reencode"]
-            )
-            p = out_dir / f"{followup_name(base, cs)}.npz"
-            write_image_set(p, xs, y[src], mm_variant=variant, mm_src=src)
-            written.append(p)
-            log.info("%s: %d follow-ups (%d colours) of %d sources", p, len(xs), len(cols), len(x))
+            cols = fu.colour_array(fu.resolve_colourset(cs, custom))
+            if x.shape[3] == 1:
+                cols = cols.mean(axis=1, keepdims=True).round().astype(np.uint8)
+            names = followup_names(base, bcfg, cs)
+            for name, (lo, hi) in zip(names, part_bounds(n, len(names)), strict=True):
+                p = out_dir / f"{name}.npz"
+                _write_followup_part(p, a, y, has_region, cols, lo, hi, chunk, mode, pad, mm["reencode"])
+                written.append(p)
+                log.info("%s: %d follow-ups (%d colours) of sources %d..%d", p,
+                         (1 + 2 * len(cols)) * (hi - lo), len(cols), lo, hi - 1)
         if cf_x is not None:
             k = cf_x.shape[1]
             xs = np.transpose(cf_x, (1, 0, 2, 3, 4)).reshape(-1, *x.shape[1:])
-            src = np.tile(np.arange(len(x)), k)
+            src = np.tile(np.arange(n), k)
             p = out_dir / f"{cf_name(base)}.npz"
-            write_image_set(p, xs, y[src], mm_src=src, cf_family=cf_family.T.reshape(-1))
+            write_image_set(p, xs, y[src], mm_src=src, cf_family=a["cf_family"].T.reshape(-1))
             written.append(p)
     return written
+
+
+def _write_followup_part(
+    path: Path, a: Mapping[str, Any], y: np.ndarray, has_region: np.ndarray, cols: np.ndarray,
+    lo: int, hi: int, chunk: int, mode: str, pad: int, reencode: str,
+) -> None:
+    """One follow-up test set ``[orig, obj-*, bg-*]`` of sources [lo, hi), variant-major (spec
+    2.2), written one (variant, chunk) block at a time; sources without a region keep their
+    bytes in every variant (spec 2.1)."""
+    if reencode not in ("none", "jpeg95"):
+        raise fu.FollowupError(f"reencode {reencode!r} is not one of ['none', 'jpeg95']")
+    x = a["x"]
+    n_c = len(cols)
+    n_var = 1 + 2 * n_c
+    m = hi - lo
+    steps = [slice(s, min(s + chunk, hi)) for s in range(lo, hi, chunk)]
+
+    def blocks():
+        for v in range(n_var):
+            for sl in steps:
+                xs = np.asarray(x[sl])
+                if v == 0:
+                    yield xs
+                    continue
+                kind = "obj" if v <= n_c else "bg"
+                has = has_region[sl]
+                r = _region(a, sl, mode, pad) & has[:, None, None]
+                out = fu.fill(xs, r, cols[(v - 1) % n_c][None], kind)[0]
+                out[~has] = xs[~has]
+                yield fu.jpeg_roundtrip(out) if reencode == "jpeg95" else out
+
+    src = np.tile(np.arange(lo, hi, dtype=np.int64), n_var)
+    with ck.NpzStreamWriter(path) as w:
+        w.add_chunks("x", (n_var * m, *x.shape[1:]), np.uint8, blocks())
+        w.add("y", y[src].astype(np.int64))
+        w.add("mm_variant", np.repeat(np.arange(n_var, dtype=np.int16), m))
+        w.add("mm_src", src)
 
 
 # --------------------------------------------------------------------------------------------
@@ -220,6 +370,33 @@ def _colour_subsets(colourset: str, custom: Mapping[str, Any]) -> dict[str, list
     return out
 
 
+def inference_logits(infer: Mapping[tuple[str, str], str], testset: str, model: str) -> np.ndarray:
+    """Logits (rows, K) of ``model`` on ``testset``: the study's one reader of inference results
+    (``infer`` maps (test set, model) to the artefact the workflow names)."""
+    return read_logits(infer[(testset, model)])
+
+
+def followup_logits(
+    infer: Mapping[tuple[str, str], str], base: str, bcfg: Mapping[str, Any], colourset: str,
+    model: str, n_var: int,
+) -> np.ndarray:
+    """Logits of every follow-up part, reassembled variant-major (V * N, K) as one set (spec 2.2)."""
+    parts = [inference_logits(infer, t, model) for t in followup_names(base, bcfg, colourset)]
+    if len(parts) == 1:
+        return parts[0]
+    blocks = [q.reshape(n_var, len(q) // n_var, -1) for q in parts]
+    out = np.concatenate(blocks, axis=1)
+    return out.reshape(-1, out.shape[-1])
+
+
+def read_base_annotations(path: str | Path) -> dict[str, np.ndarray]:
+    """A base's labels and per-source arrays without its pixels (x, masks...), except the region
+    when hidden instance masks exist (oracle validity, spec 7.1)."""
+    rows = ck.npz_rows(path)
+    skip = set(_PIXEL_KEYS) - ({"region", "inst_masks"} if "inst_masks" in rows else set())
+    return {k: r[0 : len(r)] if r.shape else np.load(path)[k] for k, r in rows.items() if k not in skip}
+
+
 def zoo_verdicts(
     zoo: str,
     role: str,
@@ -239,10 +416,9 @@ def zoo_verdicts(
     rows: list[dict[str, Any]] = []
     images: list[pd.DataFrame] = []
     for base, bcfg in bases.items():
-        src_set = read_image_set(base_paths[base])
-        y = src_set.y
+        ex = read_base_annotations(base_paths[base])
+        y = ex["y"]
         task = "multi" if y.ndim == 2 else "single"
-        ex = src_set.extras
         n = len(y)
         if "inst_masks" in ex:
             mr1_valid, mr2_valid = an.followup_validity(
@@ -256,14 +432,14 @@ def zoo_verdicts(
             opt = oracle_options(mm, model)
             cf_stats: dict[str, Any] = {}
             if (cf_name(base), model) in infer:
-                cf_logits = read_logits(infer[(cf_name(base), model)])
+                cf_logits = inference_logits(infer, cf_name(base), model)
                 k = len(cf_logits) // n
                 cf_pred = cf_logits.reshape(k, n, -1).argmax(axis=2).T
             else:
                 cf_pred = None
             for cs in bcfg["coloursets"]:
-                logits = read_logits(infer[(followup_name(base, cs), model)])
                 n_col = len(fu.resolve_colourset(cs, custom))
+                logits = followup_logits(infer, base, bcfg, cs, model, 1 + 2 * n_col)
                 p = _probs(logits, task)
                 p_s, p_o, p_b = orc.split_followup_outputs(p, n_col, n)
                 for vname, idx in _colour_subsets(cs, custom).items():
@@ -273,6 +449,7 @@ def zoo_verdicts(
                         "task": task, "width": int(meta["width"]), "epochs": int(meta["epochs"]),
                         "seed": int(meta["seed"]), "tau": opt.ml_threshold if task == "multi" else np.nan,
                     }
+                    row["n_classes"] = int(p.shape[-1])
                     row.update(an.summary_row(v))
                     row.update(_precision_stats(v, mr1_valid, mr2_valid, defect))
                     if cf_pred is not None and task == "single":

@@ -102,12 +102,27 @@ def pad_masks(masks: np.ndarray, pad_px: int) -> np.ndarray:
 def regions_from_image_set(
     extras: dict[str, np.ndarray], shape: tuple[int, int], mode: str, pad_px: int
 ) -> np.ndarray:
-    """R (N, H, W) for an image set's ``boxes`` (box mode) or ``masks`` (mask mode).
+    """R (N, H, W) for an image set's boxes (box mode) or ``masks`` (mask mode).
 
-    Box mode treats ``boxes`` as image-pixel xyxy (one per image; an all-zero row = no
-    annotation) and pads by ``pad_px``; mask mode dilates ``masks`` by ``pad_px``.
+    Box mode: with ``box_distance`` (ImageNet through the data layer: the distance in original
+    pixels from each stored pixel to the nearest GT box) R is ``box_distance <= pad_px``, the
+    union of every GT box padded by ``pad_px`` *original* pixels and clipped, sampled at the
+    stored resolution (spec 2.1 steps 3-4); otherwise ``boxes`` are image-pixel xyxy (one per
+    image; an all-zero row = no annotation) padded by ``pad_px``. Mask mode dilates ``masks`` by
+    ``pad_px``; it refuses box annotations (``box_distance`` present), whose masks would silently
+    lose the box padding.
     """
     h, w = shape
+    if mode == "box" and "box_distance" in extras:
+        dist = np.asarray(extras["box_distance"])
+        if pad_px > 254:
+            raise RegionError(f"bbox_pad_px must be <= 254 with box_distance, got {pad_px}")
+        return dist <= pad_px
+    if mode == "mask" and "box_distance" in extras:
+        raise RegionError(
+            "region mode 'mask' on box annotations (ImageNet): the masks are unions of unpadded "
+            "boxes, so bbox_pad_px would be silently ignored; use region: box (spec 2.1)"
+        )
     if mode == "box":
         if "boxes" not in extras:
             raise RegionError(f"region mode 'box' needs a 'boxes' array; has {sorted(extras)}")

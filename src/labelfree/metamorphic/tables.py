@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from labelfree.metamorphic import analysis as an
+from labelfree.metamorphic import chunked as ck
 from labelfree.metamorphic.followups import COLOURSETS
-from labelfree.store import read_image_set, save_figure, save_json, save_table
+from labelfree.store import load_npz, read_image_set, save_figure, save_json, save_table
 
 log = logging.getLogger(__name__)
 
@@ -35,13 +36,20 @@ TABLES = {
     "fig10_accuracy": "Fig. 10 (RQ6): accuracy vs MR ratios across the zoo, Pearson r",
     "bias_calibration": "Spec 7.3 pilot table: training bias x test bias -> accuracy and MR ratios",
     "mr2_recall": "Beyond the paper: MR-2 recall against counterfactual ground truth (check H)",
-    "checks": "Checks A-H of metamorphic.md 7.4 (A-F hard, G-H soft)",
+    "rq1_annotation_sizes": "RQ1 manual check: flags (violated and correct) per model and MR with the "
+    "Cochran sample size (z, e, p = 0.5, finite-population correction, rounded up); the sample is "
+    "annotation/rq1_sample.csv",
+    "fig7_most_flagged": "Fig. 7 (RQ4): the inputs flagged (MR-1 or MR-2, violated and correct) by the "
+    "most models of the unbiased zoo, with their object-area ratio",
+    "checks": "Checks A-H of metamorphic.md 7.4 (A-F hard, G soft, H reported) and the paper's "
+    "conclusions at small scale: check, value, threshold, holds, switch (documented deviation)",
 }
 FIGURES = {
     "fig6_frequency": "Fig. 6",
     "fig8_object_size": "Fig. 8",
     "fig9_training": "Fig. 9",
     "fig10_accuracy": "Fig. 10",
+    "fig7_most_flagged": "Fig. 7",
     "gallery": "Figs. 1, 2, 4, 5",
 }
 
@@ -122,8 +130,15 @@ def write_report(
     save_table(bias, tdir / "bias_calibration.csv", title=TABLES["bias_calibration"])
     rec = _recall_table(summary, mm)
     save_table(rec, tdir / "mr2_recall.csv", title=TABLES["mr2_recall"])
+    # RQ1 manual-check export and Fig. 7 ------------------------------------------------------
+    sizes, sample = rq1_annotation(images, summary, mm)
+    save_table(sizes, tdir / "rq1_annotation_sizes.csv", title=TABLES["rq1_annotation_sizes"])
+    save_table(sample, out / "annotation" / "rq1_sample.csv",
+               title="RQ1 annotation form: one row per sampled flag; annotators fill the blank columns")
+    f7 = _fig7(images, mm, unb, gallery or {}, fdir)
+    save_table(f7, tdir / "fig7_most_flagged.csv", title=TABLES["fig7_most_flagged"])
     # checks ---------------------------------------------------------------------------------
-    checks = _checks(summary, mains, rq1, rq2, bias, f9, rho_c, r10, rec, mm, ref_model)
+    checks = _checks(summary, mains, rq1, rq2, bias, f6, f9, rho_c, w, r10, rec, mm, ref_model, f7, images)
     save_table(checks, tdir / "checks.csv", title=TABLES["checks"], float_format="%.4g")
     res["checks"] = checks.to_dict("records")
     save_json(res, out / "raw" / "checks.json")
@@ -161,6 +176,47 @@ def _rq1(summary: pd.DataFrame, mm: Mapping[str, Any]) -> pd.DataFrame:
                     "share_multiple_all_correct": r["share_multiple_all"],
                 })
     return pd.DataFrame(rows)
+
+
+def rq1_annotation(
+    images: pd.DataFrame, summary: pd.DataFrame, mm: Mapping[str, Any]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """RQ1 manual check (spec 5 "Sampling"): per model of ``rq1.models`` (empty = every model) on
+    the RQ1 base (multi-label zoos: their main base) and per MR, a uniform sample without
+    replacement of the flags (violated and correct) of Cochran's size (z, e of ``rq1``), seeded by
+    (``rq1.seed``, zoo, model, MR). Returns (sizes per model and MR, the annotation form: one row
+    per sampled flag with the follow-up to show, white-filled as the authors did, and blank
+    annotator columns)."""
+    from labelfree.seeds import derive_seed
+
+    cfg = mm["rq1"]
+    z, e, seed = float(cfg.get("z", 1.96)), float(cfg.get("e", 0.05)), int(cfg.get("seed", 0))
+    wanted = set(cfg.get("models") or [])
+    sizes, rows = [], []
+    for zoo, zc in mm["zoos"].items():
+        base = cfg["base"] if zc["role"] != "multilabel" else zc["main"]
+        im = select(images, zoo=zoo, base=base, colourset=mm["colourset_main"])
+        for model, g in im.groupby("model", sort=False):
+            if wanted and model not in wanted:
+                continue
+            for mr, col, shown in (("MR-1", "mr1", "obj-white"), ("MR-2", "mr2", "bg-white")):
+                flags = g[g[col] & g["correct"]]
+                k = an.cochran(len(flags), z=z, e=e)
+                rng = np.random.default_rng(derive_seed(seed, "mm_rq1", zoo, model, mr))
+                pick = np.sort(rng.choice(len(flags), size=k, replace=False)) if k else np.zeros(0, int)
+                sizes.append({"zoo": zoo, "model": model, "base": base, "MR": mr,
+                              "acc": float(g["correct"].mean()), "total_flags": len(flags),
+                              "cochran_sample": k, "z": z, "e": e})
+                for r in flags.iloc[pick].to_dict("records"):
+                    rows.append({"zoo": zoo, "model": model, "base": base, "MR": mr, "id": r["id"],
+                                 "gt": r["gt"], "pred": r["pred"], "certainty": r["certainty"],
+                                 "area_ratio": r["area_ratio"], "show": f"source with region | {shown}",
+                                 "question": "is the object fully removed? if not: a multiple / "
+                                 "b incomplete / c other" if mr == "MR-1" else
+                                 "is the object fully preserved?",
+                                 "annotator_1": "", "annotator_2": "", "reason_1": "", "reason_2": ""})
+    cols = ["zoo", "model", "base", "MR", "id"]
+    return pd.DataFrame(sizes), pd.DataFrame(rows, columns=None if rows else cols)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -423,42 +479,69 @@ def _recall_table(summary, mm) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------
 
 
-def _checks(summary, mains, rq1, rq2, bias, f9, rho_c, r10, rec, mm, ref_model) -> pd.DataFrame:
+def _b_check(mains: pd.DataFrame, mm: Mapping[str, Any], add) -> None:
+    """Check B (spec 7.4): MR-1 < MR-2 for every model; the switch
+    ``metamorphic.checks.b_min_accuracy_over_chance`` (m > 0) restricts it to single-label models
+    with accuracy >= m / K (spec 7.3 "lessons": a near-chance model gives meaningless ratios); the
+    row names the switch and every excluded model, and the spec-literal value is reported too."""
+    mult = float(mm.get("checks", {}).get("b_min_accuracy_over_chance", 0.0))
+    k = mains["n_classes"] if "n_classes" in mains else pd.Series(10, index=mains.index)
+    defined = mains[mains["acc_num"] > 0]
+    diff_all = (defined["MR2_ratio"] - defined["MR1_ratio"]).to_numpy()
+    lit = float(diff_all.min()) if diff_all.size else np.nan
+    lit_ok = bool(diff_all.size and (diff_all > 0).all())
+    if mult <= 0:
+        add("B", "hard", f"min MR-2 - MR-1 ratio over every model ({len(defined)}; main bases)", lit,
+            "> 0", lit_ok, "")
+        return
+    above = (mains["task"] == "multi") | (mains["acc"] >= mult / k)
+    keep = mains[above & (mains["acc_num"] > 0)]
+    out = mains[~above]
+    diff = (keep["MR2_ratio"] - keep["MR1_ratio"]).to_numpy()
+    excluded = ", ".join(f"{m} acc {a:.3f}" for m, a in zip(out["model"], out["acc"], strict=True))
+    add("B", "hard", f"min MR-2 - MR-1 ratio over {len(keep)} of {len(mains)} models with accuracy "
+        f">= {mult:g}x chance (main bases)", float(diff.min()) if diff.size else np.nan, "> 0",
+        bool(diff.size and (diff > 0).all()),
+        f"metamorphic.checks.b_min_accuracy_over_chance = {mult:g} (spec: every model); "
+        f"excluded: {excluded or 'none'}")
+    add("B", "reported", f"spec-literal B: min MR-2 - MR-1 ratio over every model ({len(defined)})", lit,
+        "> 0", lit_ok, "")
+
+
+def _checks(summary, mains, rq1, rq2, bias, f6, f9, rho_c, w, r10, rec, mm, ref_model, f7=None,
+            images=None) -> pd.DataFrame:
+    """The checks table (issue 13): check, kind (hard / soft / reported / conclusion), what,
+    value, threshold, holds, switch (the documented deviation from the spec, empty if none)."""
     rows: list[dict[str, Any]] = []
 
-    def add(check, hard, what, value, threshold, passed):
-        rows.append({"check": check, "hard": hard, "what": what, "value": value,
-                     "threshold": threshold, "pass": bool(passed)})
+    def add(check, kind, what, value, threshold, holds, switch=""):
+        rows.append({"check": check, "kind": kind, "hard": kind == "hard", "what": what,
+                     "value": value, "threshold": threshold, "holds": bool(holds), "switch": switch})
 
     base1 = mm["rq1"]["base"]
     b = bias[bias["test base"] == base1] if not bias.empty else bias
     unb = b[b["training set"] == "unbiased"]["MR-2 ratio"].mean() if not b.empty else np.nan
     bia = b[b["training set"] == "biased"]["MR-2 ratio"].mean() if not b.empty else np.nan
+    n_unb = int((b["training set"] == "unbiased").sum()) if not b.empty else 0
+    n_bia = int((b["training set"] == "biased").sum()) if not b.empty else 0
     gap = bia - unb
-    add("A", True, f"MR-2 ratio biased - unbiased on {base1}", gap, ">= 0.3", gap >= 0.3)
-    # spec 7.3 "lessons": a near-chance model gives meaningless ratios -> B covers the models
-    # whose accuracy is at least twice chance (single-label 2/K; multi-label: any correct)
-    k = 10
-    above = (mains["task"] == "multi") | (mains["acc"] >= 2.0 / k)
-    defined = mains[above & (mains["acc_num"] > 0)]
-    diff = (defined["MR2_ratio"] - defined["MR1_ratio"]).to_numpy()
-    add("B", True, f"min MR-2 - MR-1 ratio over {len(defined)} of {len(mains)} models "
-        "(accuracy >= 2x chance; main bases)",
-        float(diff.min()) if diff.size else np.nan, "> 0", diff.size and (diff > 0).all())
-    add("C", True, f"Spearman rho of MR-2 rate over area bins ({ref_model})", rho_c, "< 0", rho_c < 0)
+    add("A", "hard", f"MR-2 ratio biased ({n_bia} model(s), mean {bia:.3f}) - unbiased "
+        f"({n_unb} model(s), mean {unb:.3f}) on {base1}", gap, ">= 0.3", gap >= 0.3)
+    _b_check(mains, mm, add)
+    add("C", "hard", f"Spearman rho of MR-2 rate over area bins ({ref_model})", rho_c, "< 0", rho_c < 0)
     d_ok = ((mains["non_MR2_acc"] > mains["acc"]) & (mains["acc"] > mains["MR2_acc"])).to_numpy()
-    add("D", True, "models with MR-2 Reliable > Original > Unreliable accuracy",
+    add("D", "hard", "models with MR-2 Reliable > Original > Unreliable accuracy",
         f"{int(d_ok.sum())}/{len(d_ok)}", "all", len(d_ok) and d_ok.all())
     pooled = rq2[rq2["model"] == "pooled"] if not rq2.empty else rq2
     for mr in ("MR-1", "MR-2"):
         r = pooled[pooled["MR"] == mr]
         p = float(r["p"].iloc[0]) if len(r) else np.nan
         v = float(r["cramers_v"].iloc[0]) if len(r) else np.nan
-        add("E", True, f"{mr}: 3 vs 15 colours, pooled over models (p, V)", f"p={p:.3g}, V={v:.3f}",
+        add("E", "hard", f"{mr}: 3 vs 15 colours, pooled over models (p, V)", f"p={p:.3g}, V={v:.3f}",
             "p < 0.001 and V > 0.3", p < 1e-3 and v > 0.3)
-    single_rq1 = rq1[(rq1["base"] == base1)]
-    tot = single_rq1.groupby("MR")[["total_flags", "TP", "FP_multiple"]].sum()
-    if {"MR-1", "MR-2"} <= set(tot.index):
+    single_rq1 = rq1[(rq1["base"] == base1)] if not rq1.empty else rq1
+    tot = single_rq1.groupby("MR")[["total_flags", "TP", "FP_multiple"]].sum() if len(rq1) else None
+    if tot is not None and {"MR-1", "MR-2"} <= set(tot.index):
         p1 = tot.loc["MR-1", "TP"] / max(tot.loc["MR-1", "total_flags"], 1)
         p2 = tot.loc["MR-2", "TP"] / max(tot.loc["MR-2", "total_flags"], 1)
         inv1 = tot.loc["MR-1", "total_flags"] - tot.loc["MR-1", "TP"]
@@ -466,37 +549,103 @@ def _checks(summary, mains, rq1, rq2, bias, f9, rho_c, r10, rec, mm, ref_model) 
         share_all = float(single_rq1["share_multiple_all_correct"].mean())
     else:
         p1 = p2 = share_inv = share_all = np.nan
-    add("F", True, f"oracle precision MR-2 vs MR-1 on {base1} (pooled)", f"{p2:.3f} vs {p1:.3f}",
+    add("F", "hard", f"oracle precision MR-2 vs MR-1 on {base1} (pooled)", f"{p2:.3f} vs {p1:.3f}",
         "MR-2 > MR-1", p2 > p1)
-    add("F", True, "share of 'multiple' among invalid MR-1 flags vs among correct inferences",
+    add("F", "hard", "share of 'multiple' among invalid MR-1 flags vs among correct inferences",
         f"{share_inv:.3f} vs {share_all:.3f}", "over-represented", share_inv > share_all)
     # soft checks
     sc = b[b["training set"] == "shortcut"]["MR-1 ratio"].mean() if not b.empty else np.nan
     un1 = b[b["training set"] == "unbiased"]["MR-1 ratio"].mean() if not b.empty else np.nan
-    add("G", False, f"MR-1 ratio shortcut vs unbiased on {base1}", f"{sc:.3f} vs {un1:.3f}",
+    add("G", "soft", f"MR-1 ratio shortcut vs unbiased on {base1}", f"{sc:.3f} vs {un1:.3f}",
         "shortcut > unbiased", sc > un1)
     ml = mains[mains["task"] == "multi"]
     sl = mains[mains["task"] == "single"]
     if len(ml):
         for mr in ("MR1", "MR2"):
             a_, b_ = ml[f"{mr}_ratio"].mean(), sl[f"{mr}_ratio"].mean()
-            add("G", False, f"{MR_LABEL[mr]} ratio multi-label vs single-label (mean)",
+            add("G", "soft", f"{MR_LABEL[mr]} ratio multi-label vs single-label (mean)",
                 f"{a_:.3f} vs {b_:.3f}", "multi > single", a_ > b_)
-    add("G", False, "Pearson r of accuracy and MR-2 ratio across the unbiased zoo", r10["MR2"],
+    add("G", "soft", "Pearson r of accuracy and MR-2 ratio across the unbiased zoo (Fig. 10)", r10["MR2"],
         "< 0", r10["MR2"] < 0)
     if len(f9) >= 3:
         last = f9["MR-2 ratio"].to_numpy()[-3:]
         spread = float(np.abs(last - last.mean()).max())
-        add("G", False, "last 3 checkpoints: max |MR-2 ratio - their mean|", spread, "<= 0.05",
+        add("G", "soft", "last 3 checkpoints: max |MR-2 ratio - their mean|", spread, "<= 0.05",
             spread <= 0.05)
     if not rec.empty and "cf_recall" in rec:
         for r in rec.to_dict("records"):
-            add("H", False, f"MR-2 recall / false alarm vs counterfactual: {r['zoo']}/{r['model']} "
+            add("H", "reported", f"MR-2 recall / false alarm vs counterfactual: {r['zoo']}/{r['model']} "
                 f"on {r['base']}",
                 f"recall={r['cf_recall']:.3f} (n={int(r['cf_n_bg_driven'])}), "
                 f"false alarm={r['cf_false_alarm']:.3f} (n={int(r['cf_n_obj_driven'])})",
                 "reported", True)
+    # the paper's conclusions at small scale (spec 5 RQ3-RQ6; not among A-H)
+    if not f6.empty:
+        d = f6[f6["MR"] == "MR-2"]
+        one = float(d.loc[d["n_models"] == 1, "share"].iloc[0]) if len(d) else np.nan
+        allm = float(d.loc[d["n_models"] == d["n_models"].max(), "share"].iloc[0]) if len(d) else np.nan
+        add("RQ3", "conclusion", "unreliability is model-specific (Fig. 6): MR-2-flagged inputs "
+            "flagged by exactly one model vs by every model", f"{one:.3f} vs {allm:.3f}", "one > all",
+            one > allm)
+    if not w.empty:
+        g = w[(w["MR"] == "MR-2") & (w["models"] != "all models")]
+        g = g if len(g) else w[w["MR"] == "MR-2"]
+        gain = float(g["mean_gain_pp"].iloc[0]) if len(g) else np.nan
+        pw = float(g["wilcoxon_p_one_sided"].iloc[0]) if len(g) else np.nan
+        add("RQ5", "conclusion", "dropping MR-2 flags raises accuracy (Tables 7-8): mean gain (pp), "
+            "exact one-sided Wilcoxon p", f"{gain:+.2f} pp, p={pw:.3g}", "gain > 0", gain > 0)
+    if f7 is not None and len(f7) and images is not None and len(images):
+        allr = float(select(images, zoo=f7["zoo"].iloc[0], base=f7["base"].iloc[0],
+                            colourset=mm["colourset_main"]).drop_duplicates("id")["area_ratio"].mean())
+        topr = float(f7["area_ratio"].mean())
+        add("RQ4", "conclusion", f"inputs flagged by the most models have small objects (Fig. 7): mean "
+            f"area ratio of the top {len(f7)} vs all inputs", f"{topr:.3f} vs {allr:.3f}", "top < all",
+            topr < allr)
+    if len(f9) >= 2:
+        r2 = f9["MR-2 ratio"].to_numpy()
+        add("RQ6", "conclusion", "MR-2 ratio falls during training (Fig. 9): last vs first checkpoint",
+            f"{r2[-1]:.3f} vs {r2[0]:.3f}", "last < first", r2[-1] < r2[0])
     return pd.DataFrame(rows)
+
+
+def _fig7(images, mm, unb, paths: Mapping[str, str], fdir: Path, top: int = 8) -> pd.DataFrame:
+    """Fig. 7 (spec 5 RQ4): the ``top`` inputs of the RQ1 base flagged (MR-1 or MR-2, violated
+    and correct) by the most models of the unbiased zoo, ties broken by id, drawn with their box."""
+    from matplotlib.patches import Rectangle
+
+    from labelfree import plots
+
+    base = mm["rq1"]["base"]
+    im = select(images, zoo=unb, base=base, colourset=mm["colourset_main"]) if unb else images.iloc[:0]
+    df = pd.DataFrame(columns=["zoo", "base", "id", "n_models", "of_models", "area_ratio", "gt"])
+    if not im.empty:
+        im = im.assign(flag=(im["mr1"] | im["mr2"]) & im["correct"])
+        n_models = im["model"].nunique()
+        per = im.groupby("id").agg(n_models=("flag", "sum"), area_ratio=("area_ratio", "first"),
+                                   gt=("gt", "first")).reset_index()
+        per = per[per["n_models"] > 0].sort_values(["n_models", "id"], ascending=[False, True]).head(top)
+        df = per.assign(zoo=unb, base=base, of_models=n_models)[list(df.columns)].reset_index(drop=True)
+    if len(df) and paths.get("base"):
+        x = ck.NpzRows(paths["base"], "x")
+        boxes = load_npz(paths["base"], keys=("boxes",))["boxes"]
+        fig, axes = plots.figure(ncols=len(df), width=1.2, height=1.45)
+        axes = np.atleast_1d(axes)
+        for ax, r in zip(axes, df.to_dict("records"), strict=True):
+            i = int(r["id"])
+            ax.imshow(x[i : i + 1][0], interpolation="nearest")
+            x0, y0, x1, y1 = boxes[i]
+            ax.add_patch(Rectangle((x0 - 0.5, y0 - 0.5), x1 - x0, y1 - y0, fill=False, ec="red", lw=0.8))
+            ax.set_title(f"#{i}: {int(r['n_models'])}/{int(r['of_models'])} models\narea {r['area_ratio']:.2f}",
+                         fontsize=6)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.grid(False)
+    else:
+        fig, ax = plots.figure(width=3, height=1)
+        ax.text(0.5, 0.5, "no flagged inputs to show", ha="center")
+        ax.axis("off")
+    save_figure(fig, fdir / "fig7_most_flagged.png")
+    return df
 
 
 # ---------------------------------------------------------------------------------------------
@@ -523,9 +672,11 @@ def _gallery(images, mm, ref_model, unb, paths: Mapping[str, str], fdir: Path) -
         for name, d in pick.items():
             cats += [(name, int(i)) for i in d["id"].to_numpy()[:2]]
     if cats:
-        src = read_image_set(paths["base"])
-        fol = read_image_set(paths["followups"])
-        n = len(src)
+        fol = read_image_set(paths["followups"])  # the first part when follow-ups are in parts
+        n = len(fol) // 7
+        cats = [(name, i) for name, i in cats if i < n]
+    if cats:
+        src = load_npz(paths["base"], keys=("y", "boxes"))
         fig, axes = plots.figure(ncols=7, nrows=len(cats), width=1.0, height=1.05)
         axes = np.atleast_2d(axes)
         titles = ["source + box"] + [f"obj-{c}" for c in COLOURSETS["c3"]] + [
@@ -539,10 +690,10 @@ def _gallery(images, mm, ref_model, unb, paths: Mapping[str, str], fdir: Path) -
                 ax.grid(False)
                 if r == 0:
                     ax.set_title(titles[v], fontsize=6)
-            x0, y0, x1, y1 = src.extras["boxes"][i]
+            x0, y0, x1, y1 = src["boxes"][i]
             axes[r, 0].add_patch(__import__("matplotlib.patches", fromlist=["Rectangle"]).Rectangle(
                 (x0 - 0.5, y0 - 0.5), x1 - x0, y1 - y0, fill=False, ec="red", lw=0.8))
-            axes[r, 0].set_ylabel(f"{name}\n#{i} y={src.y[i]}", fontsize=5)
+            axes[r, 0].set_ylabel(f"{name}\n#{i} y={src['y'][i]}", fontsize=5)
     else:
         fig, ax = plots.figure(width=3, height=1)
         ax.text(0.5, 0.5, "no flagged inferences to show", ha="center")

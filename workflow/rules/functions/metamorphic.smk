@@ -52,7 +52,9 @@ def mm_gallery_inputs():
     d = zoo_dataset(MM_UNBIASED)
     return {
         "base": mm_base_path(d, base),
-        "followups": testset_path(d, mm_exp.followup_name(base, "c3")),
+        "followups": testset_path(
+            d, mm_exp.followup_names(base, MM_BASES[base], "c3")[0]
+        ),
     }
 
 
