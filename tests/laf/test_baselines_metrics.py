@@ -83,6 +83,79 @@ def test_ces_histogram_and_selection():
         bl.ces_select(P[0], 401, rng(0, "ces"))
 
 
+def test_ces_original_histograms_use_the_test_sets_cells():
+    """CES `original` (spec 3.4; original CES code, github.com/Lizn-zn/DNNOpAcc,
+    build_neuron_tables / neuron_entropy): a subset is binned on the whole test set's edges.
+
+    Hand computation: T = (0, .25, .5, .75, 1) -> edges 0, .25, .5, .75, 1, one value per cell,
+    H(T) = (.2, .2, .2, .2, .2). Subset (.1, .3, .3, 1): on T's cells (0, 1, 1, 4) -> (1/4, 2/4,
+    0, 0, 1/4); on its own range (.1 .. 1, edges .1, .325, .55, .775, 1) it would be (3/4, 0, 0,
+    0, 1/4), which is what the objective wrongly used before.
+    """
+    T = np.array([[0.0], [0.25], [0.5], [0.75], [1.0]])
+    lo, hi, h_t = bl.ces_test_histogram(T)
+    np.testing.assert_allclose(h_t, [[0.2] * 5])
+    sub = np.array([[0.1], [0.3], [0.3], [1.0]])
+    np.testing.assert_allclose(bl.ces_histogram(sub, lo, hi), [[0.25, 0.5, 0, 0, 0.25]])
+    np.testing.assert_allclose(bl.ces_histogram(sub), [[0.75, 0, 0, 0, 0.25]])
+    # Chunked whole-set histogram = the one-shot histogram (chunk of 2 rows over 5).
+    r = np.random.default_rng(1).random((57, 4)).astype(np.float32)
+    lo2, hi2, h2 = bl.ces_test_histogram(r, chunk=2)
+    np.testing.assert_allclose(h2, bl.ces_histogram(r))
+    # Divergence by hand: S = (0, .25) -> p = (.5, .5, 0, 0, 0) against q = .2 everywhere:
+    # KL = 2 * .5 ln(.5 / .2) = ln 2.5 (empty cells contribute 0 * log = 0).
+    p = bl.ces_histogram(np.array([[0.0], [0.25]]), lo, hi)
+    assert bl.ces_kl(p, h_t) == pytest.approx(np.log(2.5))
+    assert bl.ces_kl(h_t, h_t) == pytest.approx(0.0)
+    # A cell empty in the test set but filled in the subset is penalised through the 1e-10 clip.
+    q = np.array([[0.5, 0.5, 0, 0, 0]])
+    assert bl.ces_kl(np.array([[0, 0, 0, 0, 1.0]]), q) == pytest.approx(-np.log(1e-10))
+
+
+@pytest.mark.parametrize(("seed", "improves"), [(0, True), (5, False)])
+def test_ces_original_step_by_hand(seed, improves):
+    """CES `original`, one step recomputed by hand (original CES code: a group is taken only if
+    it lowers the divergence of the current selection, else a random group). The test set is
+    half 0s, half 1s (one column, cells 1 and 5): a selection with k ones of s inputs has
+    p = ((s-k)/s, 0, 0, 0, k/s) against H(T) = (.5, 0, 0, 0, .5). Seed 0 starts with 2 ones of
+    10 (groups with ones improve it); seed 5 starts with 5 of 10 (KL 0, nothing improves)."""
+    m = 200
+    P = np.zeros((m, 1), dtype=np.float32)
+    P[m // 2 :] = 1.0
+    s = bl.ces_select(P, 15, rng(seed, "ces-init"), objective="original")
+    replay = rng(seed, "ces-init")
+    first = replay.choice(m, size=10, replace=False)
+    np.testing.assert_array_equal(s[:10], first)
+    free = np.setdiff1d(np.arange(m), first)
+    groups = free[bl._draw_groups(free.size, replay)]
+    k0 = int((first >= m // 2).sum())
+    half = np.array([[0.5, 0, 0, 0, 0.5]])
+
+    def kl(k, size):
+        return bl.ces_kl(np.array([[(size - k) / size, 0, 0, 0, k / size]]), half)
+
+    cand = [kl(k0 + int((g >= m // 2).sum()), 15) for g in groups]
+    assert bool(min(cand) < kl(k0, 10)) is improves
+    expected = groups[int(np.argmin(cand))] if improves else free[bl._draw_groups(
+        free.size, replay, 1)[0]]
+    np.testing.assert_array_equal(s[10:], expected)
+
+
+def test_ces_original_ends_closer_to_the_test_set_than_random():
+    """On softmax outputs the `original` selection's histogram (on T's cells) is closer to the
+    test set's than random selections of the same size are (what the objective is for)."""
+    _, _, Pz = zoo(m=600, seed=4)
+    P = Pz[0]
+    lo, hi, h_t = bl.ces_test_histogram(P)
+
+    def div(idx):
+        return bl.ces_kl(bl.ces_histogram(P[idx], lo, hi), h_t)
+
+    sel = [div(bl.ces_select(P, 60, rng(r, "o"), "original")) for r in range(3)]
+    rnd = [div(rng(r, "u").choice(600, 60, replace=False)) for r in range(3)]
+    assert max(sel) < min(rnd)
+
+
 def test_random_full_budget_reproduces_ground_truth():
     """Check 18: Random with b = m reproduces the ground-truth ranking (rho = 1)."""
     Y, y, _ = zoo(m=300, seed=18)
