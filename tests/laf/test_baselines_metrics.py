@@ -136,8 +136,9 @@ def test_ces_original_step_by_hand(seed, improves):
 
     cand = [kl(k0 + int((g >= m // 2).sum()), 15) for g in groups]
     assert bool(min(cand) < kl(k0, 10)) is improves
-    expected = groups[int(np.argmin(cand))] if improves else free[bl._draw_groups(
-        free.size, replay, 1)[0]]
+    expected = (
+        groups[int(np.argmin(cand))] if improves else free[bl._draw_groups(free.size, replay, 1)[0]]
+    )
     np.testing.assert_array_equal(s[10:], expected)
 
 

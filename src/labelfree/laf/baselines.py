@@ -141,9 +141,7 @@ def ces_test_histogram(probs: np.ndarray, chunk: int = 8192) -> tuple[np.ndarray
     return lo, hi, counts / P.shape[0]
 
 
-def _draw_groups(
-    n_free: int, rng: np.random.Generator, count: int = CES_CANDIDATES
-) -> np.ndarray:
+def _draw_groups(n_free: int, rng: np.random.Generator, count: int = CES_CANDIDATES) -> np.ndarray:
     """``count`` groups of CES_STEP distinct positions in ``range(n_free)``."""
     g = rng.integers(0, n_free, size=(count, CES_STEP))
     while True:
