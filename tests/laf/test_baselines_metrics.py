@@ -260,3 +260,27 @@ def test_analyse_testset_end_to_end():
     assert df[(df.method == "SDS") & (df.budget == 200)].spearman.isna().all()
     assert res.info["m_kept"] <= 500 and res.info["converged"]
     assert {r["axis"] for r in res.rq4} == {"inputs", "models"}
+
+
+def test_a2_switch_reaches_the_study(repo_root):
+    """Spec 2.10 A2 as a config switch: laf.em.input_param (schema default `easiness`) is passed
+    to every LaF fit of the study; `difficulty` changes the fitted scores, not the vote init a0."""
+    from labelfree.config import validate_config
+
+    schema = repo_root / "config" / "schema.yaml"
+    default = StudyParams.from_config(validate_config({}, schema)["laf"])
+    paper = StudyParams.from_config(
+        validate_config({"laf": {"em": {"input_param": "difficulty"}}}, schema)["laf"]
+    )
+    assert default.input_param == "easiness" and paper.input_param == "difficulty"
+    Y, y, P = zoo(m=300, n=8, seed=21)
+    names = [f"m{j}" for j in range(8)]
+    small = {"budget_max": 30, "large_budgets": (), "repetitions": 2, "ces_enabled": False}
+    runs = [
+        analyse_testset(Y, y, P, 10, names, StudyParams(input_param=ip, **small), 0, "z", "d", "id")
+        for ip in ("easiness", "difficulty")
+    ]
+    s0, s1 = ([r["laf_score"] for r in res.models] for res in runs)
+    a0, a1 = ([r["pseudo_accuracy"] for r in res.models] for res in runs)
+    assert np.abs(np.subtract(s0, s1)).max() > 1e-3
+    np.testing.assert_array_equal(a0, a1)

@@ -38,6 +38,7 @@ class StudyParams:
     max_iter: int = 1000
     cg_gtol: float = 0.01
     cg_maxiter: int = 25
+    input_param: str = "easiness"
     ces_enabled: bool = True
     ces_repetitions: int = 10
     ces_nested: bool = True
@@ -62,6 +63,7 @@ class StudyParams:
             max_iter=em["max_iter"],
             cg_gtol=em["cg_gtol"],
             cg_maxiter=em["cg_maxiter"],
+            input_param=em["input_param"],
             ces_enabled=ces["enabled"],
             ces_repetitions=ces["repetitions"],
             ces_nested=ces["nested"],
@@ -78,6 +80,7 @@ class StudyParams:
             "max_iter": self.max_iter,
             "cg_gtol": self.cg_gtol,
             "cg_maxiter": self.cg_maxiter,
+            "input_param": self.input_param,
         }
 
 
