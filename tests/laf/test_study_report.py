@@ -14,12 +14,12 @@ from labelfree.laf.study import SetInputs, pick_clone, run_study
 TESTSETS = {"id": 0.0, "gaussian_noise-1": 0.1, "gaussian_noise-5": 0.45, "natural-thick": 0.2}
 
 
-def make_artefacts(root, zoo, accs, seed):
+def make_artefacts(root, zoo, accs, seed, testsets=None):
     """Synthetic inference files for a zoo: model j right with prob. acc_j - drop(test set)."""
     r = np.random.default_rng(0)
     m, K = 400, 10
     sets = []
-    for t_i, (name, drop) in enumerate(TESTSETS.items()):
+    for t_i, (name, drop) in enumerate((testsets or TESTSETS).items()):
         y = np.random.default_rng(t_i).integers(0, K, m)
         lab = root / "testsets" / f"{name}.npz"
         if not lab.exists():
@@ -206,3 +206,29 @@ def test_checks_values_by_hand():
     # accuracies within 1 point, so 4b has no data.
     assert c.loc["4a", "value"] == pytest.approx(0.0) and c.loc["4a", "holds"] == "no"
     assert c.loc["4b", "holds"] == "no data"
+
+
+@pytest.mark.parametrize("testsets", [{"id": 0.0}, {"id": 0.0, "natural-thick": 0.2}])
+def test_zoo_without_corruption_sets(tmp_path, testsets):
+    """Issue 14: a zoo with no corruption set (one clean test set) gets every table and figure;
+    corruption tables carry a one-line note instead of crashing (the Table 6 figure's legend
+    had ncol = 0)."""
+    params = StudyParams(
+        budget_max=40,
+        budget_step=20,
+        large_budgets=(),
+        repetitions=2,
+        ces_repetitions=1,
+        rq4_ratios=(1.0,),
+    )
+    sets = make_artefacts(tmp_path, "own", np.linspace(0.5, 0.95, 6), 3, testsets)
+    run_study("own", "d", [f"m{j}" for j in range(6)], sets, params, 0, tmp_path / "raw" / "own")
+    write_all(["own"], tmp_path / "raw", tmp_path / "tables", tmp_path / "figures")
+    t6 = pd.read_csv(tmp_path / "tables" / "rq2_corruptions_spearman.csv")
+    assert list(t6.columns) == ["note"] and "no test set of this kind" in t6.note[0]
+    rq1 = pd.read_csv(tmp_path / "tables" / "rq1_id.csv")
+    assert (rq1[rq1.source == "ours"].zoo == "own").all()
+    for fig in ("rq2_corruptions", "rq1_spearman_budget", "rq2_natural_budget", "rq4_subsets"):
+        assert (tmp_path / "figures" / f"{fig}.png").stat().st_size > 0
+    checks = pd.read_csv(tmp_path / "tables" / "checks.csv").set_index("check")
+    assert checks.loc["1b", "holds"] == "no data"  # no severity-5 set: nothing to measure

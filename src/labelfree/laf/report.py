@@ -55,7 +55,7 @@ def load_raw(zoos: Sequence[str], raw_dir: str | Path) -> dict[str, pd.DataFrame
     out = {k: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for k, v in parts.items()}
     for key in ("metrics", "testsets", "models"):
         if "corruption" in out[key]:
-            out[key]["corruption"] = out[key]["corruption"].fillna("")
+            out[key]["corruption"] = out[key]["corruption"].astype(object).fillna("")
     return out
 
 
@@ -580,6 +580,17 @@ def required_failures(checks: pd.DataFrame) -> list[str]:
 # ---------------------------------------------------------------------------------------------
 
 
+def _no_data(ax, note: str) -> None:
+    """A figure panel for data the run does not have: the one-line note, no axes."""
+    ax.text(0.5, 0.5, note, ha="center", va="center", transform=ax.transAxes)
+    ax.set_axis_off()
+
+
+def _legend(ax) -> None:
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
+
+
 def _budget_curves(ax, part: pd.DataFrame, metric: str, title: str) -> None:
     main = part[part.grid.isin(["main", "large"])]
     for method in SAMPLING:
@@ -610,8 +621,9 @@ def fig_budget(raw, zoos, group: str, metric: str, png: Path, suptitle: str, lar
     for ax, (z, t) in zip(axes[0], panels, strict=False):
         _budget_curves(ax, sel[(sel.zoo == z) & (sel.testset == t)], metric, f"{z} / {t}")
     if not panels:
-        axes[0][0].text(0.5, 0.5, f"no {group} test set configured", ha="center")
-    axes[0][0].legend(fontsize=7)
+        _no_data(axes[0][0], f"no {group} test set in the analysed zoos")
+    else:
+        axes[0][0].legend(fontsize=7)
     fig.suptitle(suptitle, fontsize=9)
     fig.tight_layout()
     store.save_figure(fig, png)
@@ -635,8 +647,9 @@ def fig_corruptions(raw, zoos, png: Path):
         ax.set_ylabel("Spearman")
         ax.set_title(f"{z}: mean over severities (Table 6)")
     if not zs:
-        axes[0][0].text(0.5, 0.5, "no corruption test set configured", ha="center")
-    axes[0][0].legend(fontsize=7, ncol=len(methods))
+        _no_data(axes[0][0], "no corruption test set in the analysed zoos")
+    else:
+        axes[0][0].legend(fontsize=7, ncol=max(1, len(methods)))
     fig.tight_layout()
     store.save_figure(fig, png)
 
@@ -660,7 +673,10 @@ def fig_rq4_subsets(raw, zoos, png: Path):
         ax.set_xlabel(f"% of {axis} used")
         ax.set_ylabel("LaF Spearman")
         ax.set_title(f"Fig. 8: number of {axis} (ID)")
-    axes[0][0].legend(fontsize=7)
+    if df.empty:
+        _no_data(axes[0][0], "no ID test set in the analysed zoos")
+        _no_data(axes[0][1], "no ID test set in the analysed zoos")
+    _legend(axes[0][0])
     fig.tight_layout()
     store.save_figure(fig, png)
 
@@ -682,7 +698,7 @@ def fig_quality_diversity(raw, zoos, png: Path):
         ax.axhline(0, color="k", lw=0.5)
     axes[0][0].set_title("Fig. 9: zoo quality")
     axes[0][1].set_title("Fig. 9: zoo diversity")
-    axes[0][0].legend(fontsize=7)
+    _legend(axes[0][0])
     fig.tight_layout()
     store.save_figure(fig, png)
 
