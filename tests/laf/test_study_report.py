@@ -7,9 +7,10 @@ import pandas as pd
 import pytest
 
 from labelfree import store
-from labelfree.laf.experiment import StudyParams
+from labelfree.laf.baselines import softmax
+from labelfree.laf.experiment import StudyParams, analyse_testset
 from labelfree.laf.report import required_failures, table_checks, write_all
-from labelfree.laf.study import SetInputs, pick_clone, run_study
+from labelfree.laf.study import SetInputs, load_testset, pick_clone, run_study, softmax32
 
 TESTSETS = {"id": 0.0, "gaussian_noise-1": 0.1, "gaussian_noise-5": 0.45, "natural-thick": 0.2}
 
@@ -232,3 +233,31 @@ def test_zoo_without_corruption_sets(tmp_path, testsets):
         assert (tmp_path / "figures" / f"{fig}.png").stat().st_size > 0
     checks = pd.read_csv(tmp_path / "tables" / "checks.csv").set_index("check")
     assert checks.loc["1b", "holds"] == "no data"  # no severity-5 set: nothing to measure
+
+
+def test_streamed_probabilities_equal_the_stacked_array(tmp_path):
+    """Issue 15/19 streaming: one model's softmax in memory at a time gives exactly what the
+    former (n, m, K) stack gave (same CRC inputs, same CES guide outputs, identical results)."""
+    lg = np.random.default_rng(0).normal(0, 3, (1000, 7)).astype(np.float32)
+    np.testing.assert_array_equal(softmax32(lg, rows=77), softmax(lg).astype(np.float32))
+    sets = make_artefacts(tmp_path, "s", np.linspace(0.5, 0.95, 6), 4, {"id": 0.0})
+    preds, y, streamed = load_testset(sets[0])
+    full = np.stack([softmax(store.read_logits(p)).astype(np.float32) for p in sets[0].infer])
+    np.testing.assert_array_equal(streamed.max_probs, full.max(axis=2).T)
+    np.testing.assert_array_equal(streamed.model(3), full[3])
+    params = StudyParams(
+        budget_max=40,
+        budget_step=10,
+        large_budgets=(80,),
+        repetitions=3,
+        ces_repetitions=2,
+        rq4_ratios=(0.5,),
+        rq4_draws=1,
+    )
+    names = [f"m{j}" for j in range(6)]
+    a = analyse_testset(preds, y, streamed, 10, names, params, 0, "s", "d", "id", rq4=True)
+    b = analyse_testset(preds, y, full, 10, names, params, 0, "s", "d", "id", rq4=True)
+    pd.testing.assert_frame_equal(pd.DataFrame(a.rows), pd.DataFrame(b.rows))
+    assert a.models == b.models and a.rq4 == b.rq4
+    np.testing.assert_array_equal(a.ces_guides, b.ces_guides)
+    assert streamed.load_seconds > 0
