@@ -92,7 +92,9 @@ def main() -> None:
     same = np.array_equal(base, results[1].alpha_boot[:bc, :bb])
     scale = (args.candidates * args.boot) / (bc * bb)
     rows.append((f"baseline loop ({bc} cand x {bb} boot), measured", dt_base, dc_base))
-    rows.append(("baseline loop, extrapolated to the full problem", dt_base * scale, dc_base * scale))
+    rows.append(
+        ("baseline loop, extrapolated to the full problem", dt_base * scale, dc_base * scale)
+    )
 
     maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(
@@ -103,8 +105,12 @@ def main() -> None:
     print(f"{'method':<52} {'wall [s]':>10} {'CPU [s]':>10}")
     for name, t, cpu in rows:
         print(f"{name:<52} {t:>10.2f} {cpu:>10.2f}")
-    print(f"peak NumPy memory (tracemalloc, 2 threads): {peak:.0f} MiB; process peak RSS {maxrss:.0f} MiB")
-    print(f"speed-up, CPU time, vectorised vs extrapolated loop: {dc_base * scale / rows[0][2]:.1f}x")
+    print(
+        f"peak NumPy memory (tracemalloc, 2 threads): {peak:.0f} MiB; process peak RSS {maxrss:.0f} MiB"
+    )
+    print(
+        f"speed-up, CPU time, vectorised vs extrapolated loop: {dc_base * scale / rows[0][2]:.1f}x"
+    )
     print(f"baseline and vectorised levels identical on the subset: {same}")
     a = results[1].alpha_hat
     print(

@@ -41,8 +41,16 @@ def paper_scale_config() -> dict:
 def dry_run(configfile: Path, workdir: Path) -> tuple[float, int, str]:
     """Wall seconds of `snakemake -n`, the number of jobs it plans, and its job table."""
     cmd = [
-        str(Path(sys.executable).with_name("snakemake")), "--snakefile", str(REPO / "Snakefile"),
-        "--directory", str(workdir), "--configfile", str(configfile), "--dry-run", "--cores", "1",
+        str(Path(sys.executable).with_name("snakemake")),
+        "--snakefile",
+        str(REPO / "Snakefile"),
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(configfile),
+        "--dry-run",
+        "--cores",
+        "1",
     ]
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -51,7 +59,7 @@ def dry_run(configfile: Path, workdir: Path) -> tuple[float, int, str]:
         raise SystemExit(f"dry run of {configfile} failed:\n{proc.stderr[-3000:]}")
     out = proc.stdout + proc.stderr
     total = re.search(r"^total\s+(\d+)", out, re.M)
-    table = out[out.find("Job stats:"): out.find("total")] if "Job stats:" in out else ""
+    table = out[out.find("Job stats:") : out.find("total")] if "Job stats:" in out else ""
     return wall, int(total.group(1)) if total else 0, table
 
 
@@ -63,7 +71,10 @@ def main() -> None:
         cfg = paper_scale_config()
         sizes = {z: len(build_sheet(z, zc, REPO)) for z, zc in cfg["zoos"].items()}
         rows = [
-            ("default config (baseline)", *dry_run(REPO / "config" / "config.yaml", tmp_path / "a")),
+            (
+                "default config (baseline)",
+                *dry_run(REPO / "config" / "config.yaml", tmp_path / "a"),
+            ),
             ("paper-scale LaF (3 datasets)", *dry_run(paper, tmp_path / "b")),
         ]
     print(f"paper-scale zoos (models each): {sizes}; test sets per zoo: id + 75 corruptions")
@@ -72,8 +83,10 @@ def main() -> None:
         print(f"{name:32s} {wall:17.1f} {jobs:6d}")
     print("\npaper-scale job table:\n" + rows[1][3])
     target = 60.0
-    print(f"target: paper-scale dry run under {target:.0f} s -> "
-          f"{'met' if rows[1][1] < target else 'NOT met'}")
+    print(
+        f"target: paper-scale dry run under {target:.0f} s -> "
+        f"{'met' if rows[1][1] < target else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

@@ -35,8 +35,21 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     targets = [f"results/infer/{args.zoo}/accuracy.csv", f"results/infer/{args.zoo}/accuracy.png"]
     cmd = [
-        sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile"), "-d", str(work),
-        "--configfile", args.configfile, "--cores", str(args.cores), "--quiet", "rules", "--", *targets,
+        sys.executable,
+        "-m",
+        "snakemake",
+        "-s",
+        str(REPO / "Snakefile"),
+        "-d",
+        str(work),
+        "--configfile",
+        args.configfile,
+        "--cores",
+        str(args.cores),
+        "--quiet",
+        "rules",
+        "--",
+        *targets,
     ]
     print("running:", " ".join(cmd))
     t0 = time.perf_counter()
@@ -49,15 +62,23 @@ def main() -> None:
     for tsv in sorted((work / "benchmarks").rglob("*.tsv")):
         with tsv.open() as f:
             rec = next(csv.DictReader(f, delimiter="\t"))
-        rows.append((str(tsv.relative_to(work / "benchmarks")), float(rec["s"]), float(rec["cpu_time"])))
+        rows.append(
+            (str(tsv.relative_to(work / "benchmarks")), float(rec["s"]), float(rec["cpu_time"]))
+        )
     print(f"\n{'job (benchmark file)':48s} {'wall s':>8s} {'cpu s':>8s}")
     print("-" * 66)
     for name, s, c in rows:
         print(f"{name:48s} {s:8.1f} {c:8.1f}")
     logs = sorted(p.relative_to(work / "logs") for p in (work / "logs").rglob("*.log"))
-    print(f"\n{len(logs)} job logs: " + ", ".join(str(p) for p in logs[:12]) + (" ..." if len(logs) > 12 else ""))
-    print(f"\nspine total wall time ({args.cores} cores, from scratch): {wall:.1f} s "
-          f"(budget 180 s); sum of benchmarked CPU: {sum(r[2] for r in rows):.1f} s")
+    print(
+        f"\n{len(logs)} job logs: "
+        + ", ".join(str(p) for p in logs[:12])
+        + (" ..." if len(logs) > 12 else "")
+    )
+    print(
+        f"\nspine total wall time ({args.cores} cores, from scratch): {wall:.1f} s "
+        f"(budget 180 s); sum of benchmarked CPU: {sum(r[2] for r in rows):.1f} s"
+    )
     print("(measured on a shared, noisy machine: wall time includes waiting for other sessions)")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)

@@ -38,7 +38,9 @@ def bare_loop(model: torch.nn.Module, t: torch.Tensor, batch_size: int) -> torch
     return out.float().cpu()
 
 
-def bare_loop_uint8(model: torch.nn.Module, x: np.ndarray, batch_size: int, dev: torch.device) -> torch.Tensor:
+def bare_loop_uint8(
+    model: torch.nn.Module, x: np.ndarray, batch_size: int, dev: torch.device
+) -> torch.Tensor:
     """Bare loop over stored uint8 images: convert each batch, then forward."""
     model.eval()
     outs = []
@@ -86,7 +88,11 @@ def main() -> None:
         # warm-up, and the equivalence the tests assert (identical logits on CPU)
         ref = bare_loop(model, t, bs)
         got = predict(model, x, "scale01", bs, dev, amp=False)["logits"]
-        same = np.array_equal(ref.numpy(), got) if dev.type == "cpu" else np.allclose(ref.numpy(), got, atol=1e-4)
+        same = (
+            np.array_equal(ref.numpy(), got)
+            if dev.type == "cpu"
+            else np.allclose(ref.numpy(), got, atol=1e-4)
+        )
         same = same and np.array_equal(bare_loop_uint8(model, x, bs, dev).numpy(), ref.numpy())
         tb, tc, tp = [], [], []
         for _ in range(args.repeats):

@@ -58,12 +58,15 @@ def run(n32: int, n224: int, repeat: int) -> list[dict]:
                 region = rg.box_masks(src, size, size)
                 t_reg_vec = _best(lambda src=src, size=size: rg.box_masks(src, size, size), repeat)
                 t_reg_loop = _best(
-                    lambda src=src, size=size: [rg.box_masks(b[None], size, size) for b in src], repeat
+                    lambda src=src, size=size: [rg.box_masks(b[None], size, size) for b in src],
+                    repeat,
                 )
             else:  # masks are the region as given (mask_pad_px = 0): nothing to build
                 region = src
                 t_reg_vec = t_reg_loop = float("nan")
-            t_vec = _best(lambda x=x, region=region: fu.make_followup_set(x, region, colours), repeat)
+            t_vec = _best(
+                lambda x=x, region=region: fu.make_followup_set(x, region, colours), repeat
+            )
 
             def loop(x=x, region=region):
                 return fu.fill_loop(x, region, cols, "obj"), fu.fill_loop(x, region, cols, "bg")
@@ -75,12 +78,19 @@ def run(n32: int, n224: int, repeat: int) -> list[dict]:
             assert np.array_equal(xs[n : (1 + k) * n], o.reshape(-1, *x.shape[1:]))
             assert np.array_equal(xs[(1 + k) * n :], b.reshape(-1, *x.shape[1:]))
             n_fu = 2 * k * n
-            rows.append({
-                "image": f"{size}x{size}", "region": kind, "sources": n, "follow-ups": n_fu,
-                "vectorised fu/s": n_fu / t_vec, "loop fu/s": n_fu / t_loop,
-                "speed-up": t_loop / t_vec,
-                "regions/s vec": n / t_reg_vec, "regions/s loop": n / t_reg_loop,
-            })
+            rows.append(
+                {
+                    "image": f"{size}x{size}",
+                    "region": kind,
+                    "sources": n,
+                    "follow-ups": n_fu,
+                    "vectorised fu/s": n_fu / t_vec,
+                    "loop fu/s": n_fu / t_loop,
+                    "speed-up": t_loop / t_vec,
+                    "regions/s vec": n / t_reg_vec,
+                    "regions/s loop": n / t_reg_loop,
+                }
+            )
     return rows
 
 
@@ -91,14 +101,28 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
     rows = run(a.n32, a.n224, a.repeat)
-    head = ["image", "region", "sources", "follow-ups", "vectorised fu/s", "loop fu/s", "speed-up",
-            "regions/s vec", "regions/s loop"]
+    head = [
+        "image",
+        "region",
+        "sources",
+        "follow-ups",
+        "vectorised fu/s",
+        "loop fu/s",
+        "speed-up",
+        "regions/s vec",
+        "regions/s loop",
+    ]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
-        cells = ["-" if isinstance(r[h], float) and r[h] != r[h] else
-                 f"{r[h]:,.0f}" if isinstance(r[h], float) and h != "speed-up" else
-                 (f"{r[h]:.1f}x" if h == "speed-up" else str(r[h])) for h in head]
+        cells = [
+            "-"
+            if isinstance(r[h], float) and r[h] != r[h]
+            else f"{r[h]:,.0f}"
+            if isinstance(r[h], float) and h != "speed-up"
+            else (f"{r[h]:.1f}x" if h == "speed-up" else str(r[h]))
+            for h in head
+        ]
         print("| " + " | ".join(cells) + " |")
 
 

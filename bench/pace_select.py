@@ -104,8 +104,15 @@ def run_one(method: str, n: int, budget: int) -> dict:
         raise SystemExit(f"unknown method {method}")
     wall = time.perf_counter() - t
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"method": method, "n": n, "budget": budget, "size": size, "seconds": wall,
-            "peak_mb": peak_mb, "stages": info}
+    return {
+        "method": method,
+        "n": n,
+        "budget": budget,
+        "size": size,
+        "seconds": wall,
+        "peak_mb": peak_mb,
+        "stages": info,
+    }
 
 
 def main() -> None:
@@ -113,8 +120,11 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--one", nargs=2, metavar=("METHOD", "BUDGET"))
     ap.add_argument("--methods", default="srs,pace-ica2,pace-auto,dense-mmd")
-    ap.add_argument("--blas-threads", default="1",
-                    help="BLAS threads per run (1: the matrices are thin; threads only contend)")
+    ap.add_argument(
+        "--blas-threads",
+        default="1",
+        help="BLAS threads per run (1: the matrices are thin; threads only contend)",
+    )
     args = ap.parse_args()
     if args.one:
         print(json.dumps(run_one(args.one[0], args.n, int(args.one[1]))))
@@ -124,14 +134,23 @@ def main() -> None:
         for budget in (50, 180):
             out = subprocess.run(
                 [sys.executable, __file__, "--n", str(args.n), "--one", method, str(budget)],
-                capture_output=True, text=True, check=True,
-                env={**os.environ, "OMP_NUM_THREADS": args.blas_threads,
-                     "OPENBLAS_NUM_THREADS": args.blas_threads, "MKL_NUM_THREADS": args.blas_threads},
+                capture_output=True,
+                text=True,
+                check=True,
+                env={
+                    **os.environ,
+                    "OMP_NUM_THREADS": args.blas_threads,
+                    "OPENBLAS_NUM_THREADS": args.blas_threads,
+                    "MKL_NUM_THREADS": args.blas_threads,
+                },
             )
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
             r = rows[-1]
-            print(f"{r['method']:<10} n={r['budget']:>3} size={r['size']:>3} "
-                  f"{r['seconds']:7.2f} s  peak {r['peak_mb']:7.0f} MB  {r['stages']}", flush=True)
+            print(
+                f"{r['method']:<10} n={r['budget']:>3} size={r['size']:>3} "
+                f"{r['seconds']:7.2f} s  peak {r['peak_mb']:7.0f} MB  {r['stages']}",
+                flush=True,
+            )
     print("\n| method | budget | seconds | peak MB |\n|---|---|---|---|")
     for r in rows:
         print(f"| {r['method']} | {r['budget']} | {r['seconds']:.2f} | {r['peak_mb']:.0f} |")

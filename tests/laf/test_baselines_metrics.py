@@ -157,6 +157,33 @@ def test_ces_original_ends_closer_to_the_test_set_than_random():
     assert max(sel) < min(rnd)
 
 
+def _reference_ces_laf(P, budget, gen):
+    """CES `laf` step by step as the LaF reference code's conditional_sample does it: H(S) and
+    H(G) rebuilt from scratch (build_neuron_tables) for every candidate of every step."""
+    chosen = list(gen.choice(P.shape[0], size=bl.CES_INIT, replace=False))
+    free = np.ones(P.shape[0], dtype=bool)
+    free[chosen] = False
+    for _ in range((budget - bl.CES_INIT) // bl.CES_STEP):
+        pool = np.flatnonzero(free)
+        groups = pool[bl._draw_groups(pool.size, gen)]
+        log_hs = bl._log2_or_zero(bl.ces_histogram(P[chosen]))
+        ce = [-(bl.ces_histogram(P[g]) * log_hs).sum() for g in groups]
+        best = groups[int(np.argmin(ce))]
+        chosen.extend(best.tolist())
+        free[best] = False
+    return np.asarray(chosen)
+
+
+@pytest.mark.parametrize(("K", "m", "budget"), [(10, 400, 180), (1000, 1500, 120), (3, 200, 60)])
+def test_ces_laf_incremental_histogram_equals_rebuilding(K, m, budget):
+    """ces_select keeps H(S) up to date (recounting only columns whose range grew); the
+    selection must equal the reference code's rebuild-every-step loop exactly."""
+    P = np.random.default_rng(K).random((m, K), dtype=np.float32)
+    P[:, 0] = 0.5  # a constant column: every value in the fifth cell
+    got = bl.ces_select(P, budget, rng(0, "inc", K))
+    np.testing.assert_array_equal(got, _reference_ces_laf(P, budget, rng(0, "inc", K)))
+
+
 def test_random_full_budget_reproduces_ground_truth():
     """Check 18: Random with b = m reproduces the ground-truth ranking (rho = 1)."""
     Y, y, _ = zoo(m=300, seed=18)

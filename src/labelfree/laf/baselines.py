@@ -101,9 +101,15 @@ def ces_histogram(
 def _cell_counts(v: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """Counts (..., K, 5) of the values (..., a, K) in the five CES cells of [lo, hi]."""
     edges = [lo + (hi - lo) * (t / (CES_BINS - 1)) for t in range(1, CES_BINS - 1)]
-    cell = sum((v >= e).astype(np.int8) for e in edges) + (v >= hi).astype(np.int8)
-    onehot = cell[..., None] == np.arange(CES_BINS, dtype=np.int8)
-    return onehot.sum(axis=-3)
+    cell = sum((v >= e).astype(np.intp) for e in edges) + (v >= hi).astype(np.intp)
+    lead, K = v.shape[:-2], v.shape[-1]
+    sets = int(np.prod(lead, dtype=np.int64))
+    # One bincount over (set, column, cell) ids: no (..., a, K, 5) one-hot array.
+    ids = cell + CES_BINS * np.arange(K)
+    if lead:
+        ids = ids + (CES_BINS * K * np.arange(sets)).reshape(*lead, 1, 1)
+    counts = np.bincount(ids.ravel(), minlength=sets * K * CES_BINS)
+    return counts.reshape(*lead, K, CES_BINS)
 
 
 def _log2_or_zero(h: np.ndarray) -> np.ndarray:
@@ -187,6 +193,15 @@ def ces_select(
     chosen = list(rng.choice(m, size=CES_INIT, replace=False))
     free = np.ones(m, dtype=bool)
     free[chosen] = False
+    if objective == "laf":
+        # H(S) kept up to date instead of rebuilt: a column's counts are added to while its
+        # range (hence its cells) is unchanged and recounted when the range grows; integer
+        # counts, so H(S) is exactly ces_histogram(P[chosen]).
+        steps = (budget - CES_INIT) // CES_STEP
+        s_vals = np.empty((CES_INIT + CES_STEP * steps, P.shape[1]))
+        s_vals[:CES_INIT] = P[chosen]
+        s_lo, s_hi = s_vals[:CES_INIT].min(axis=0), s_vals[:CES_INIT].max(axis=0)
+        s_counts = _cell_counts(s_vals[:CES_INIT], s_lo, s_hi)
     if objective == "original":
         lo, hi, h_t = ces_test_histogram(P)
         counts = _cell_counts(P[chosen].astype(np.float64), lo, hi)  # (K, 5), additive
@@ -195,10 +210,21 @@ def ces_select(
         pool = np.flatnonzero(free)
         groups = pool[_draw_groups(pool.size, rng)]  # (30, 5)
         if objective == "laf":
-            log_hs = _log2_or_zero(ces_histogram(P[chosen]))  # (K, 5)
+            size = len(chosen)
+            log_hs = _log2_or_zero(s_counts / size)  # (K, 5) = log2 H(S)
             h_g = ces_histogram(P[groups])  # (30, K, 5)
             ce = -(h_g * log_hs).sum(axis=(1, 2))
             best = groups[int(np.argmin(ce))]
+            new = P[best].astype(np.float64)
+            s_vals[size : size + CES_STEP] = new
+            lo, hi = np.minimum(s_lo, new.min(axis=0)), np.maximum(s_hi, new.max(axis=0))
+            moved = (lo != s_lo) | (hi != s_hi)
+            keep = ~moved
+            s_counts[keep] += _cell_counts(new[:, keep], s_lo[keep], s_hi[keep])
+            if moved.any():
+                grown = s_vals[: size + CES_STEP, moved]
+                s_counts[moved] = _cell_counts(grown, lo[moved], hi[moved])
+            s_lo, s_hi = lo, hi
         else:
             size = len(chosen) + CES_STEP
             grown = counts + _cell_counts(P[groups].astype(np.float64), lo, hi)  # (30, K, 5)
