@@ -160,7 +160,7 @@ def main() -> None:
     ap.add_argument(
         "--sizes",
         nargs="+",
-        default=["20x5000x100", "20x20000x1000", "20x100000x1000"],
+        default=["20x5000x100", "20x100000x1000"],
         help="models x inputs x classes, each run with both codes unless too large for the old",
     )
     ap.add_argument("--testsets", nargs="+", default=["id", "gaussian_noise-5"])
