@@ -17,6 +17,7 @@ from labelfree.laf.core import (
     _q_and_grad,
     e_step,
     group_labels,
+    multiplier,
     rank,
 )
 from labelfree.laf.metrics import ground_truth_accuracy, ranking_metrics
@@ -35,9 +36,9 @@ def glad_data(m: int, n: int, K: int, seed: int = 0, lo: float = 0.55, hi: float
     return np.where(right, y[:, None], wrong), y, acc
 
 
-def brute_e_step(Y, a, b, K):
+def brute_e_step(Y, a, b, K, input_param="easiness"):
     """Posterior over all K classes by the definition (section 2.2), looping over classes."""
-    x = np.outer(np.exp(b), a)
+    x = np.outer(np.exp(b) if input_param == "easiness" else b, a)
     ls, l1s = log_expit(x), log_expit(-x) - np.log(K - 1)
     logp = np.stack([np.where(k == Y, ls, l1s).sum(axis=1) for k in range(K)], axis=1)
     logp -= logp.max(axis=1, keepdims=True)
@@ -59,27 +60,48 @@ def test_golden_fig4():
     np.testing.assert_array_equal(group_labels(FIG4[:5]).vote, [0, 0, 0, 2, 2])
 
 
+def test_a2_paper_reading_fig4():
+    """Spec 2.10 A2, the paper's reading (input_param='difficulty'): the per-input parameter is
+    the difficulty alpha_i of paper Eq. 1 (fraction of models disagreeing with the vote), which
+    is exactly Fig. 4 panel (2): alpha = (1/3, 1/3, 2/3, 1/3, 1/3); beta^0 is unchanged
+    (0.8, 0.4, 0.6, spec 2.12); the final ranking is Fig. 4 panel (4): f1 = 1, f3 = 2, f2 = 3.
+    The fitted scores differ from the code reading's (a different model, not a relabelling)."""
+    res = rank(FIG4, 3, input_param="difficulty")
+    np.testing.assert_allclose(res.b0, [1 / 3, 1 / 3, 2 / 3, 1 / 3, 1 / 3])
+    np.testing.assert_allclose(res.a0, [0.8, 0.4, 0.6])
+    np.testing.assert_array_equal(res.rank, [1, 3, 2])
+    assert res.converged
+    assert np.abs(res.score - rank(FIG4, 3).score).max() > 0.1
+    np.testing.assert_array_equal(multiplier(np.array([0.5, -1.0]), "difficulty"), [0.5, -1.0])
+    with pytest.raises(LafInputError, match="input_param"):
+        rank(FIG4, 3, input_param="hardness")
+
+
+@pytest.mark.parametrize("ip", ["easiness", "difficulty"])
 @pytest.mark.parametrize("K", [2, 3, 7, 10])
-def test_closed_form_e_step_matches_brute_force(K):
-    """Check 2: closed-form E-step equals the loop over all K classes (max abs diff < 1e-10)."""
+def test_closed_form_e_step_matches_brute_force(K, ip):
+    """Check 2: closed-form E-step equals the loop over all K classes (max abs diff < 1e-10),
+    for both readings of the per-input parameter (A2: link sigma(a e^b) or sigma(a b))."""
     r = np.random.default_rng(K)
     Y, _, _ = glad_data(300, 9, K, seed=K)
     a, b = r.normal(0, 1.5, 9), r.normal(0, 1, 300)
-    pi, _ = e_step(a, b, group_labels(Y), K)
-    q = brute_e_step(Y, a, b, K)
+    pi, _ = e_step(a, b, group_labels(Y), K, ip)
+    q = brute_e_step(Y, a, b, K, ip)
     expected = np.take_along_axis(q, Y, axis=1)
     assert np.max(np.abs(pi - expected)) < 1e-10
 
 
-def test_gradient_matches_finite_differences():
-    """Check 3: analytic gradient of Q vs central differences, relative error < 1e-5."""
+@pytest.mark.parametrize("ip", ["easiness", "difficulty"])
+def test_gradient_matches_finite_differences(ip):
+    """Check 3: analytic gradient of Q vs central differences, relative error < 1e-5 (both A2
+    readings; the difficulty reading's gradient is derived in core._q_and_grad_linear)."""
     r = np.random.default_rng(3)
     Y, _, _ = glad_data(40, 6, 5, seed=3)
     g = group_labels(Y)
     a0, b0 = g.agree.mean(0), g.agree.mean(1)
     a, b = a0 + r.normal(0, 0.3, 6), b0 + r.normal(0, 0.3, 40)
-    pi, _ = e_step(a, b, g, 5)
-    _, ga, gb = _q_and_grad(a, b, pi, a0, b0, 5)
+    pi, _ = e_step(a, b, g, 5, ip)
+    _, ga, gb = _q_and_grad(a, b, pi, a0, b0, 5, ip)
     theta = np.concatenate([a, b])
     eps = 1e-6
     num = np.empty_like(theta)
@@ -87,19 +109,20 @@ def test_gradient_matches_finite_differences():
         tp, tm = theta.copy(), theta.copy()
         tp[i] += eps
         tm[i] -= eps
-        qp = _q_and_grad(tp[:6], tp[6:], pi, a0, b0, 5)[0]
-        qm = _q_and_grad(tm[:6], tm[6:], pi, a0, b0, 5)[0]
+        qp = _q_and_grad(tp[:6], tp[6:], pi, a0, b0, 5, ip)[0]
+        qm = _q_and_grad(tm[:6], tm[6:], pi, a0, b0, 5, ip)[0]
         num[i] = (qp - qm) / (2 * eps)
     ana = np.concatenate([ga, gb])
     assert np.linalg.norm(ana - num) / np.linalg.norm(num) < 1e-5
 
 
+@pytest.mark.parametrize("ip", ["easiness", "difficulty"])
 @pytest.mark.parametrize("data", ["fig4", "glad"])
-def test_gem_monotone(data):
+def test_gem_monotone(data, ip):
     """Check 4: observed-data log posterior is non-decreasing over EM iterations."""
     Y = FIG4 if data == "fig4" else glad_data(500, 12, 4, seed=4)[0]
     K = 3 if data == "fig4" else 4
-    res = rank(Y, K, track_logpost=True)
+    res = rank(Y, K, track_logpost=True, input_param=ip)
     lp = np.asarray(res.logpost_history)
     assert lp.size == res.iterations + 1
     assert np.all(np.diff(lp) >= -1e-8 * np.abs(lp[:-1]))

@@ -48,7 +48,7 @@ LAF_TABLES = [
     ("appendix_a1_budgets", "Appendix"),
     ("appendix_a2_accuracy_range", "Appendix"),
     ("efficiency", "Efficiency"),
-    ("conclusions", "Summary"),
+    ("checks", "Summary"),
 ]
 LAF_FIGURES = [
     ("rq1_spearman_budget", "RQ1"),

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import optimize
-from scipy.special import log_expit
+from scipy.special import expit, log_expit
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 
@@ -69,14 +69,32 @@ def group_labels(Y: np.ndarray) -> Groups:
     return Groups(flat=flat, n_distinct=n_distinct, valid=valid, vote=vote, agree=agree)
 
 
-def e_step(a: np.ndarray, b: np.ndarray, groups: Groups, K: int) -> tuple[np.ndarray, np.ndarray]:
+#: Readings of the per-input parameter (spec section 2.10, A2). ``easiness`` (default): the
+#: reference code / GLAD, ``b_i`` a log-easiness initialised to the vote-agreement fraction, link
+#: ``sigma(a_j e^{b_i})``. ``difficulty``: the paper's Eq. 1 and link as printed, ``b_i`` the
+#: difficulty alpha_i = fraction of models disagreeing with the vote, link ``sigma(alpha_i beta_j)``.
+INPUT_PARAMS = ("easiness", "difficulty")
+
+
+def multiplier(b: np.ndarray, input_param: str = "easiness") -> np.ndarray:
+    """What multiplies ``a_j`` in the link: ``e^{b_i}`` (easiness) or ``b_i`` (difficulty)."""
+    if input_param == "easiness":
+        return np.exp(b)
+    if input_param == "difficulty":
+        return np.asarray(b, dtype=np.float64)
+    raise LafInputError(f"input_param must be one of {INPUT_PARAMS}, got {input_param!r}")
+
+
+def e_step(
+    a: np.ndarray, b: np.ndarray, groups: Groups, K: int, input_param: str = "easiness"
+) -> tuple[np.ndarray, np.ndarray]:
     """Closed-form E-step (section 2.5): ``pi[i, j] = q_{i, Y[i, j]}`` and ``log Z_i``.
 
     ``log Z_i = log(sum_{k in D_i} exp(s_ik) + K - |D_i|)`` (max-shifted), the per-row normaliser
-    that the observed-data log posterior also needs.
+    that the observed-data log posterior also needs. ``x_ij = a_j * multiplier(b_i)`` (A2).
     """
     m, n = groups.flat.shape
-    w = np.outer(np.exp(b), a) + np.log(K - 1.0)
+    w = np.outer(multiplier(b, input_param), a) + np.log(K - 1.0)
     s_group = np.bincount(groups.flat.ravel(), weights=w.ravel(), minlength=m * n).reshape(m, n)
     s_group = np.where(groups.valid, s_group, -np.inf)
     shift = np.maximum(s_group.max(axis=1), 0.0)
@@ -88,27 +106,43 @@ def e_step(a: np.ndarray, b: np.ndarray, groups: Groups, K: int) -> tuple[np.nda
 
 
 def q_value(
-    a: np.ndarray, b: np.ndarray, pi: np.ndarray, a0: np.ndarray, b0: np.ndarray, K: int
+    a: np.ndarray,
+    b: np.ndarray,
+    pi: np.ndarray,
+    a0: np.ndarray,
+    b0: np.ndarray,
+    K: int,
+    input_param: str = "easiness",
 ) -> float:
     """Expected complete-data log posterior Q(a, b; pi), all constants kept (section 2.5)."""
-    return _q_and_grad(a, b, pi, a0, b0, K)[0]
+    return _q_and_grad(a, b, pi, a0, b0, K, input_param)[0]
 
 
 def q_gradient(
-    a: np.ndarray, b: np.ndarray, pi: np.ndarray, a0: np.ndarray, b0: np.ndarray, K: int
+    a: np.ndarray,
+    b: np.ndarray,
+    pi: np.ndarray,
+    a0: np.ndarray,
+    b0: np.ndarray,
+    K: int,
+    input_param: str = "easiness",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Analytic gradients dQ/da (n,) and dQ/db (m',) (section 2.5)."""
-    _, ga, gb = _q_and_grad(a, b, pi, a0, b0, K)
+    _, ga, gb = _q_and_grad(a, b, pi, a0, b0, K, input_param)
     return ga, gb
 
 
-def _q_and_grad(a, b, pi, a0, b0, K):
+def _q_and_grad(a, b, pi, a0, b0, K, input_param="easiness"):
     """Q and its gradient in one pass (section 2.5), with O(m'n) work and two transcendentals.
 
     Uses that ``x_ij = a_j e^{b_i}`` has the sign of ``a_j``: with ``e = exp(-|x|)``,
     ``log sigma(x) = min(x, 0) - log1p(e)`` and ``sigma(x) = 1/(1+e)`` (a_j >= 0) or ``e/(1+e)``;
-    every sum weighted by ``pi`` reduces to matrix-vector products.
+    every sum weighted by ``pi`` reduces to matrix-vector products. The paper's reading (A2,
+    ``difficulty``) has a multiplier of either sign and goes through :func:`_q_and_grad_linear`.
     """
+    if input_param != "easiness":
+        multiplier(b, input_param)  # validates the name
+        return _q_and_grad_linear(a, b, pi, a0, b0, K)
     eb = np.exp(b)
     neg = a < 0
     e = np.outer(eb, -np.abs(a))
@@ -135,12 +169,40 @@ def _q_and_grad(a, b, pi, a0, b0, K):
     return float(q), ga, gb
 
 
+def _q_and_grad_linear(a, b, pi, a0, b0, K):
+    """Q and gradient for the paper's link ``sigma(alpha_i beta_j)`` (A2, ``difficulty``).
+
+    Per element ``pi log sigma(x) + (1-pi)(log(1-sigma(x)) - log(K-1))
+    = log sigma(-x) + pi x - (1-pi) log(K-1)`` with ``x = b_i a_j``; ``dQ/dx = pi - sigma(x)``,
+    so ``dQ/da_j = sum_i b_i (pi_ij - sigma_ij) - (a_j - a0_j)`` and
+    ``dQ/db_i = sum_j a_j (pi_ij - sigma_ij) - (b_i - b0_i)``.
+    """
+    x = np.outer(b, a)
+    r = pi - expit(x)
+    da, db = a - a0, b - b0
+    q = (
+        pi.shape[0] * np.log(1.0 / K)
+        + log_expit(-x).sum()
+        + (pi * x).sum()
+        - np.log(K - 1.0) * (pi.size - pi.sum())
+        - 0.5 * (da @ da + db @ db)
+        - _LOG_SQRT_2PI * (a.size + b.size)
+    )
+    return float(q), r.T @ b - da, r @ a - db
+
+
 def observed_log_posterior(
-    a: np.ndarray, b: np.ndarray, groups: Groups, a0: np.ndarray, b0: np.ndarray, K: int
+    a: np.ndarray,
+    b: np.ndarray,
+    groups: Groups,
+    a0: np.ndarray,
+    b0: np.ndarray,
+    K: int,
+    input_param: str = "easiness",
 ) -> float:
     """Observed-data log posterior, non-decreasing under (G)EM (section 2.5, check 4)."""
-    _, log_z = e_step(a, b, groups, K)
-    x = np.outer(np.exp(b), a)
+    _, log_z = e_step(a, b, groups, K, input_param)
+    x = np.outer(multiplier(b, input_param), a)
     c = (log_expit(-x) - np.log(K - 1.0)).sum(axis=1)
     prior = -0.5 * (((a - a0) ** 2).sum() + ((b - b0) ** 2).sum())
     prior -= _LOG_SQRT_2PI * (a.size + b.size)
@@ -156,12 +218,13 @@ def m_step(
     K: int,
     gtol: float = 0.01,
     maxiter: int = 25,
+    input_param: str = "easiness",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Partial M-step: CG on -Q over [a, b], ``tol=gtol``, ``maxiter`` iterations (section 2.5)."""
     n = a.size
 
     def fun(theta):
-        q, ga, gb = _q_and_grad(theta[:n], theta[n:], pi, a0, b0, K)
+        q, ga, gb = _q_and_grad(theta[:n], theta[n:], pi, a0, b0, K, input_param)
         return -q, -np.concatenate([ga, gb])
 
     res = optimize.minimize(
@@ -248,15 +311,21 @@ def rank(
     cg_gtol: float = 0.01,
     cg_maxiter: int = 25,
     track_logpost: bool = False,
+    input_param: str = "easiness",
 ) -> LafResult:
     """Rank models by LaF (spec section 2, Algorithm 1).
 
     Yhat: (m, n) predicted class ids in 0..K-1 (inputs x models); K: number of task classes.
     ``prune=False`` is the "w/o pruning" ablation, ``optimize_params=False`` "w/o optimizing"
     (section 2.11). ``track_logpost`` records the observed-data log posterior per iteration.
+    ``input_param`` picks the reading of the per-input parameter (section 2.10, A2; see
+    :data:`INPUT_PARAMS`): ``easiness`` (default, the reference code) or ``difficulty`` (the
+    paper's printed definition; ``b0`` is then the disagreement fraction alpha_i).
     With no disagreeing row (after pruning) the result is degenerate: equal scores, flagged.
     """
     t0 = time.perf_counter()
+    if input_param not in INPUT_PARAMS:
+        raise LafInputError(f"input_param must be one of {INPUT_PARAMS}, got {input_param!r}")
     Y = check_predictions(Yhat, K)
     m, n = Y.shape
     if n == 2:
@@ -286,34 +355,37 @@ def rank(
     groups = group_labels(Yk)
     a0 = groups.agree.mean(axis=0)
     b0 = groups.agree.mean(axis=1)
+    if input_param == "difficulty":
+        b0 = 1.0 - b0  # paper Eq. 1: alpha_i = fraction of models disagreeing with the vote
     a, b = a0.copy(), b0.copy()
+    ip = input_param
     q_hist: list[float] = []
     lp_hist: list[float] = []
     it, q_cur, converged = 0, float("nan"), True
     if optimize_params:
         if track_logpost:
-            lp_hist.append(observed_log_posterior(a, b, groups, a0, b0, K))
-        pi, _ = e_step(a, b, groups, K)
-        q_last = q_value(a, b, pi, a0, b0, K)
-        a, b = m_step(a, b, pi, a0, b0, K, cg_gtol, cg_maxiter)
-        q_cur = q_value(a, b, pi, a0, b0, K)
+            lp_hist.append(observed_log_posterior(a, b, groups, a0, b0, K, ip))
+        pi, _ = e_step(a, b, groups, K, ip)
+        q_last = q_value(a, b, pi, a0, b0, K, ip)
+        a, b = m_step(a, b, pi, a0, b0, K, cg_gtol, cg_maxiter, ip)
+        q_cur = q_value(a, b, pi, a0, b0, K, ip)
         it = 1
         q_hist.append(q_cur)
         if track_logpost:
-            lp_hist.append(observed_log_posterior(a, b, groups, a0, b0, K))
+            lp_hist.append(observed_log_posterior(a, b, groups, a0, b0, K, ip))
         while abs((q_cur - q_last) / q_last) > rel_tol:
             if it >= max_iter:
                 converged = False
                 break
             q_last = q_cur
-            pi, _ = e_step(a, b, groups, K)
-            a, b = m_step(a, b, pi, a0, b0, K, cg_gtol, cg_maxiter)
-            q_cur = q_value(a, b, pi, a0, b0, K)
+            pi, _ = e_step(a, b, groups, K, ip)
+            a, b = m_step(a, b, pi, a0, b0, K, cg_gtol, cg_maxiter, ip)
+            q_cur = q_value(a, b, pi, a0, b0, K, ip)
             it += 1
             q_hist.append(q_cur)
             if track_logpost:
-                lp_hist.append(observed_log_posterior(a, b, groups, a0, b0, K))
-    pi, _ = e_step(a, b, groups, K)
+                lp_hist.append(observed_log_posterior(a, b, groups, a0, b0, K, ip))
+    pi, _ = e_step(a, b, groups, K, ip)
     acc_hat = ((m - keep.size) + pi.sum(axis=0)) / m
     score = a.copy()
     return LafResult(

@@ -38,6 +38,7 @@ class StudyParams:
     max_iter: int = 1000
     cg_gtol: float = 0.01
     cg_maxiter: int = 25
+    input_param: str = "easiness"
     ces_enabled: bool = True
     ces_repetitions: int = 10
     ces_nested: bool = True
@@ -62,6 +63,7 @@ class StudyParams:
             max_iter=em["max_iter"],
             cg_gtol=em["cg_gtol"],
             cg_maxiter=em["cg_maxiter"],
+            input_param=em["input_param"],
             ces_enabled=ces["enabled"],
             ces_repetitions=ces["repetitions"],
             ces_nested=ces["nested"],
@@ -78,6 +80,7 @@ class StudyParams:
             "max_iter": self.max_iter,
             "cg_gtol": self.cg_gtol,
             "cg_maxiter": self.cg_maxiter,
+            "input_param": self.input_param,
         }
 
 
@@ -91,6 +94,19 @@ def classify_testset(name: str) -> tuple[str, str, int]:
     if match and match["c"] in CORRUPTIONS:
         return "corruption", match["c"], int(match["s"])
     return "other", "", 0
+
+
+class ArrayProbs:
+    """Softmax outputs held as one array (n, m, K), behind the streamed sources' interface."""
+
+    def __init__(self, probs: np.ndarray) -> None:
+        if probs.ndim != 3:
+            raise ValueError(f"probabilities must be (models, inputs, K), got {probs.shape}")
+        self.probs = probs
+        self.max_probs = probs.max(axis=2).T
+
+    def model(self, j: int) -> np.ndarray:
+        return self.probs[j]
 
 
 @dataclass
@@ -131,14 +147,19 @@ def analyse_testset(
 ) -> SetResult:
     """Run every method of the study on one test set (spec sections 2, 3, 4.6 and 6).
 
-    Yhat (m, n) predicted labels, y (m,) true labels, probs (n, m, K) softmax outputs (CES, CRC).
-    Sampling draws are seeded by (seed, dataset, test set, method, budget, repetition).
+    Yhat (m, n) predicted labels, y (m,) true labels, probs: the softmax outputs (CES, CRC),
+    either an array (n, m, K) or a streamed source (``max_probs`` (m, n) and ``model(j)`` ->
+    (m, K), e.g. :class:`labelfree.laf.study.StreamedProbs`) so that one model's outputs are in
+    memory at a time. Sampling draws are seeded by (seed, dataset, test set, method, budget,
+    repetition). CES time excludes the streamed source's loading (reported by the caller).
     """
     Yhat = np.asarray(Yhat)
     m, n = Yhat.shape
-    if probs.shape[:2] != (n, m):
+    src = probs if hasattr(probs, "model") else ArrayProbs(np.asarray(probs))
+    if src.max_probs.shape != (m, n):
         raise ValueError(
-            f"{zoo}/{testset}: probabilities {probs.shape} do not match predictions {Yhat.shape}"
+            f"{zoo}/{testset}: probabilities of {src.max_probs.shape[1]} models x "
+            f"{src.max_probs.shape[0]} inputs do not match predictions {Yhat.shape}"
         )
     group, corruption, severity = classify_testset(testset)
     truth = ground_truth_accuracy(Yhat, y)
@@ -170,7 +191,7 @@ def analyse_testset(
     det("LaF w/o optimizing", noo.score, noo.wall_time)
     # CRC (section 3.5).
     t0 = time.perf_counter()
-    max_probs = probs.max(axis=2).T
+    max_probs = src.max_probs
     det("CRC", bl.crc_scores(max_probs, params.crc_mode), time.perf_counter() - t0)
     other = "pairwise" if params.crc_mode == "mean" else "mean"
     t0 = time.perf_counter()
@@ -210,20 +231,22 @@ def analyse_testset(
     run_ces = params.ces_enabled and (group != "corruption" or params.ces_on_corruptions)
     if run_ces:
         t0 = time.perf_counter()
+        load0 = getattr(src, "load_seconds", 0.0)
         R = params.ces_repetitions
         feasible = [b for b in all_budgets if bl.CES_INIT <= b <= m]
         rho = np.full((n, len(all_budgets), R), np.nan)
         met_all: dict[str, np.ndarray] = {}
         for g in range(n):
+            guide = src.model(g)  # (m, K); one guide's outputs in memory at a time
             for r in range(R):
                 if params.ces_nested:
                     gen = seeded_rng(seed, "laf", dataset, testset, "CES", g, r)
-                    sel = bl.ces_select(probs[g], max(feasible), gen, params.ces_objective)
+                    sel = bl.ces_select(guide, max(feasible), gen, params.ces_objective)
                     subsets = [sel[:b] for b in feasible]
                 else:
                     subsets = [
                         bl.ces_select(
-                            probs[g],
+                            guide,
                             b,
                             seeded_rng(seed, "laf", dataset, testset, "CES", g, r, b),
                             params.ces_objective,
@@ -237,6 +260,7 @@ def analyse_testset(
                     arr = met_all.setdefault(key, np.full((n, len(all_budgets), R), np.nan))
                     arr[g, cols, r] = val
                 rho[g, cols, r] = met["spearman"]
+            del guide
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # infeasible budgets: all NaN
             ces_guides = np.nanmean(rho, axis=2)
@@ -255,7 +279,7 @@ def analyse_testset(
                     warnings.simplefilter("ignore", RuntimeWarning)
                     mean_met = {k: np.nanmean(v[:, ci, :], axis=0) for k, v in met_all.items()}
                 rows += _rows(base, mean_met, method="CES-mean", grid=grid, budget=b, rep=reps)
-        times["CES"] = time.perf_counter() - t0
+        times["CES"] = time.perf_counter() - t0 - (getattr(src, "load_seconds", 0.0) - load0)
 
     quality = float(truth.mean())
     diversity = float(truth.std() * 100.0)

@@ -8,6 +8,7 @@ predictions (no training; the copies are the same model's outputs repeated).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,25 +33,93 @@ class SetInputs:
     labels: str
 
 
-def load_testset(inputs: SetInputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(predictions (m, n) int64, labels (m,), softmax probabilities (n, m, K) float32)."""
-    logits = [store.read_logits(p) for p in inputs.infer]
-    shapes = {lg.shape for lg in logits}
-    if len(shapes) != 1:
-        raise store.ArtefactError(
-            f"{inputs.name}: inference outputs differ in shape {sorted(shapes)} ({inputs.infer[0]})"
-        )
+def read_model_logits(ref: str) -> np.ndarray:
+    """The logits (m, K) float32 of one model on one test set: the study's only read of them.
+
+    ``ref`` is what :class:`SetInputs` lists for the model (today an inference file path).
+    """
+    return store.read_logits(ref)
+
+
+#: Rows per softmax block: bounds the float64 temporaries of one model's softmax.
+SOFTMAX_ROWS = 8192
+
+
+def softmax32(logits: np.ndarray, rows: int = SOFTMAX_ROWS) -> np.ndarray:
+    """Row-wise float32 softmax of (m, K) logits, block by block (each row is independent, so
+    the result equals ``softmax(logits).astype(float32)`` exactly) with O(rows x K) float64."""
+    out = np.empty(logits.shape, dtype=np.float32)
+    for s in range(0, logits.shape[0], rows):
+        out[s : s + rows] = softmax(logits[s : s + rows])
+    return out
+
+
+class StreamedProbs:
+    """Softmax outputs of a test set's models, one model in memory at a time (spec 1.4:
+    "store per model, not as one (n, m, K) tensor").
+
+    ``max_probs`` (m, n) float32 (CRC) is kept; :meth:`model` re-reads model j's logits and
+    returns its (m, K) float32 softmax (CES guides). ``load_seconds`` adds up the time spent
+    reading and converting.
+    """
+
+    def __init__(self, refs: Sequence[str], max_probs: np.ndarray, K: int) -> None:
+        self.refs = list(refs)
+        self.max_probs = max_probs
+        self.K = K
+        self.load_seconds = 0.0
+
+    def __len__(self) -> int:
+        return len(self.refs)
+
+    def model(self, j: int) -> np.ndarray:
+        t0 = time.perf_counter()
+        probs = softmax32(read_model_logits(self.refs[j]))
+        self.load_seconds += time.perf_counter() - t0
+        return probs
+
+    def subset(self, keep: int, extra: StreamedProbs | None = None, j: int = 0, copies: int = 0):
+        """The first ``keep`` models plus ``copies`` copies of model ``j`` of ``extra``."""
+        refs = self.refs[:keep]
+        mp = [self.max_probs[:, :keep]]
+        if extra is not None and copies:
+            refs += [extra.refs[j]] * copies
+            mp.append(np.repeat(extra.max_probs[:, j : j + 1], copies, axis=1))
+        out = StreamedProbs(refs, np.concatenate(mp, axis=1), self.K)
+        out.load_seconds = self.load_seconds + (extra.load_seconds if extra is not None else 0.0)
+        return out
+
+
+def load_testset(inputs: SetInputs) -> tuple[np.ndarray, np.ndarray, StreamedProbs]:
+    """(predictions (m, n) int64, labels (m,), streamed softmax outputs of the n models).
+
+    One model's logits are in memory at a time; what stays is the argmax and the max softmax
+    probability of every model (m x n each).
+    """
+    t0 = time.perf_counter()
     y = store.read_image_set(inputs.labels).y
     if y.ndim != 1:
         raise store.ArtefactError(f"{inputs.labels}: LaF needs single-label y, got {y.shape}")
-    if y.shape[0] != logits[0].shape[0]:
-        raise store.ArtefactError(
-            f"{inputs.labels}: {y.shape[0]} labels but {logits[0].shape[0]} inference rows "
-            f"in {inputs.infer[0]}"
-        )
-    probs = np.stack([softmax(lg).astype(np.float32) for lg in logits])
-    preds = np.stack([lg.argmax(axis=1) for lg in logits], axis=1).astype(np.int64)
-    return preds, y.astype(np.int64), probs
+    preds, max_probs, shape = [], [], None
+    for ref in inputs.infer:
+        lg = read_model_logits(ref)
+        if shape is None:
+            shape = lg.shape
+            if y.shape[0] != shape[0]:
+                raise store.ArtefactError(
+                    f"{inputs.labels}: {y.shape[0]} labels but {shape[0]} inference rows in {ref}"
+                )
+        elif lg.shape != shape:
+            raise store.ArtefactError(
+                f"{inputs.name}: inference outputs differ in shape "
+                f"{sorted({shape, lg.shape})} ({ref})"
+            )
+        preds.append(lg.argmax(axis=1))
+        max_probs.append(softmax32(lg).max(axis=1))
+        del lg
+    probs = StreamedProbs(inputs.infer, np.stack(max_probs, axis=1), shape[1])
+    probs.load_seconds = time.perf_counter() - t0
+    return np.stack(preds, axis=1).astype(np.int64), y.astype(np.int64), probs
 
 
 def pick_clone(source_id: SetInputs, target_accuracy: float) -> tuple[int, float]:
@@ -93,15 +162,15 @@ def run_study(
                 )
             j, c = clone["index"], clone["copies"]
             preds = np.concatenate([preds[:, :keep], np.repeat(src_preds[:, j : j + 1], c, 1)], 1)
-            probs = np.concatenate([probs[:keep], np.repeat(src_probs[j : j + 1], c, 0)], 0)
+            probs = probs.subset(keep, src_probs, j, c)
             names = list(models)[:keep] + [f"{clone['name']}-copy{i}" for i in range(c)]
-        K = probs.shape[2]
+        K = probs.K
         group = classify_testset(ts.name)[0]
         res = analyse_testset(
             preds, y, probs, K, names, params, seed, zoo, dataset, ts.name, rq4=group == "id"
         )
         rows += res.rows
-        infos.append(res.info)
+        infos.append(dict(res.info, time_load=probs.load_seconds))
         model_rows += res.models
         rq4_rows += res.rq4
         guides[ts.name] = res.ces_guides
