@@ -131,8 +131,8 @@ def test_collect_spine_zoos_reads_two_class_logits(tmp_path):
     paths = []
     for i in range(3):
         paths.append(tmp_path / f"m{i}.npz")
-        write_inference(paths[-1], gen.normal(size=(40, 2)))
-    cfg = {**copy.deepcopy(SOURCES), "data": {**DATA, "source": "zoos",
+        write_inference(paths[-1], {"id": {"logits": gen.normal(size=(40, 2))}})
+    cfg = {**copy.deepcopy(SOURCES), "data": {**DATA, "source": "zoos", "testset": "id",
                                               "zoos": {"S_all": "spine_zoo"}}}
     assert experiment_outputs(cfg)["tables"] == ["table2-sources", "table3-pairwise-churn",
                                                  "table4-equal-accuracy"]
@@ -144,7 +144,7 @@ def test_collect_spine_zoos_reads_two_class_logits(tmp_path):
     assert z["logits_S_all"].shape == (3, 40, 2)
     np.testing.assert_array_equal(z["y_test"], y)
     assert pd.read_csv(tmp_path / "runs.csv")["model"].tolist() == ["m0", "m1", "m2"]
-    write_inference(paths[0], gen.normal(size=(40, 3)))
+    write_inference(paths[0], {"id": {"logits": gen.normal(size=(40, 3))}})
     with pytest.raises(ValueError, match="two-class"):
         collect_spine_zoos("s", cfg, {"labels": str(tmp_path / "id.npz"),
                                       "logits_S_all": [str(p) for p in paths]},

@@ -32,7 +32,7 @@ def make_artefacts(root, zoo, accs, seed):
             logits = r.normal(size=(m, K)).astype(np.float32)
             logits[np.arange(m), pred] += 2.5
             path = root / "infer" / zoo / name / f"m{j}.npz"
-            store.write_inference(path, logits)
+            store.write_inference(path, {name: {"logits": logits}})
             paths.append(str(path))
         sets.append(SetInputs(name, tuple(paths), str(lab)))
     return sets

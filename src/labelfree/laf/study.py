@@ -25,7 +25,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class SetInputs:
-    """Where one test set's artefacts are: one inference file per model and the labels."""
+    """Where one test set's artefacts are: the inference file (of its group) of each model, and
+    the labels; the file holds test set ``name`` among others (labelfree.store.read_logits)."""
 
     name: str
     infer: tuple[str, ...]
@@ -34,7 +35,7 @@ class SetInputs:
 
 def load_testset(inputs: SetInputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(predictions (m, n) int64, labels (m,), softmax probabilities (n, m, K) float32)."""
-    logits = [store.read_logits(p) for p in inputs.infer]
+    logits = [store.read_logits(p, inputs.name) for p in inputs.infer]
     shapes = {lg.shape for lg in logits}
     if len(shapes) != 1:
         raise store.ArtefactError(

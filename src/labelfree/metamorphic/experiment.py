@@ -256,13 +256,15 @@ def zoo_verdicts(
             opt = oracle_options(mm, model)
             cf_stats: dict[str, Any] = {}
             if (cf_name(base), model) in infer:
-                cf_logits = read_logits(infer[(cf_name(base), model)])
+                cf_logits = read_logits(infer[(cf_name(base), model)], cf_name(base))
                 k = len(cf_logits) // n
                 cf_pred = cf_logits.reshape(k, n, -1).argmax(axis=2).T
             else:
                 cf_pred = None
             for cs in bcfg["coloursets"]:
-                logits = read_logits(infer[(followup_name(base, cs), model)])
+                logits = read_logits(
+                    infer[(followup_name(base, cs), model)], followup_name(base, cs)
+                )
                 n_col = len(fu.resolve_colourset(cs, custom))
                 p = _probs(logits, task)
                 p_s, p_o, p_b = orc.split_followup_outputs(p, n_col, n)
