@@ -73,7 +73,7 @@ def test_adding_a_row_runs_only_the_new_model_and_removing_one_runs_no_model(tmp
     added = _config(tmp_path, "added", [*BASE_ROWS, NEW_ROW])
     assert _planned(work, added) == {"zoo_model": 1, "inference_model": 2, "accuracy_table": 1}
     proc = run_snakemake(work, TARGET, "--dry-run", configfile=added)
-    assert re.findall(r"model=([^,\s]+)", proc.stdout) == [NEW_MODEL] * 3
+    assert re.findall(r"model=([^,\s]+)", proc.stdout + proc.stderr) == [NEW_MODEL] * 3
     run_snakemake(work, TARGET, configfile=added)
     after = _files(work)
     assert {k: v for k, v in after.items() if k in before} == before, "existing files changed"
