@@ -60,11 +60,18 @@ def make_zoo(root: Path, n: int, m: int, K: int, testsets: list[str]) -> list[di
             logits = rj.standard_normal((m, K), dtype=np.float32)
             logits[np.arange(m), pred] += 3.0
             path = root / "infer" / name / f"m{j}.npz"
-            store.write_inference(path, logits)
+            store.write_inference(path, {name: {"logits": logits}})
+            # the layout before per-model group files (what the code at --base reads)
+            np.savez(root / "infer" / name / f"m{j}.old.npz", logits=logits)
             del logits
             paths.append(str(path))
         specs.append({"name": name, "infer": paths, "labels": str(lab)})
     return specs
+
+
+def old_layout(specs: list[dict]) -> list[dict]:
+    """The same zoo as the code at --base reads it: one plain ``logits`` npz per model and set."""
+    return [{**s, "infer": [p.replace(".npz", ".old.npz") for p in s["infer"]]} for s in specs]
 
 
 def child(args: dict) -> None:
@@ -194,7 +201,7 @@ def main() -> None:
             res = {"size": size, "sets": sets, "gen_s": gen, "old_need_gb": old_gb}
             res["new"] = run_child(REPO / "src", zoo, tmp / size / "new")
             if old_gb <= a.old_limit_gb:
-                res["old"] = run_child(old_src / "src", zoo, tmp / size / "old")
+                res["old"] = run_child(old_src / "src", old_layout(zoo), tmp / size / "old")
                 if "error" not in res["old"] and "error" not in res["new"]:
                     res["identical"], res["differ"] = raw_identical(
                         tmp / size / "new", tmp / size / "old"

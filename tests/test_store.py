@@ -71,24 +71,46 @@ def test_corrupt_and_missing_npz_are_named(tmp_path):
 
 def test_inference_artefacts_refuse_nan_and_cast_features(tmp_path):
     logits = np.ones((3, 4), np.float64)
-    store.write_inference(tmp_path / "m.npz", logits, penultimate=np.ones((3, 2, 2)))
-    assert store.read_logits(tmp_path / "m.npz").dtype == np.float32
-    assert store.read_features(tmp_path / "m.npz", "penultimate").shape == (3, 4)
-    assert store.load_npz(tmp_path / "m.npz")["feat_penultimate"].dtype == np.float16
+    store.write_inference(
+        tmp_path / "m.npz", {"id": {"logits": logits, "penultimate": np.ones((3, 2, 2))}}
+    )
+    assert store.read_logits(tmp_path / "m.npz", "id").dtype == np.float32
+    assert store.read_features(tmp_path / "m.npz", "penultimate", "id").shape == (3, 4)
+    assert store.load_npz(tmp_path / "m.npz")["feat_penultimate.id"].dtype == np.float16
     logits[1, 2] = np.nan
-    with pytest.raises(ArtefactError, match="NaN"):
-        store.write_inference(tmp_path / "n.npz", logits)
-    np.savez(tmp_path / "raw.npz", logits=logits.astype(np.float32))
-    with pytest.raises(ArtefactError, match="raw.npz: logits contain NaN"):
-        store.read_logits(tmp_path / "raw.npz")
+    with pytest.raises(ArtefactError, match=r"n.npz \[id\]: logits contain NaN"):
+        store.write_inference(tmp_path / "n.npz", {"id": {"logits": logits}})
+    np.savez(tmp_path / "raw.npz", **{"logits.id": logits.astype(np.float32)})
+    with pytest.raises(ArtefactError, match="raw.npz .id.: logits contain NaN"):
+        store.read_logits(tmp_path / "raw.npz", "id")
+
+
+def test_group_file_holds_every_set_and_names_a_missing_one(tmp_path):
+    """One file per model and test-set group (ARCHITECTURE.md): each set is its own member,
+    read alone; asking for a set the group lacks names the file and the sets it holds."""
+    path = tmp_path / "g.npz"
+    sets = {
+        "fog-1": {"logits": np.full((2, 3), 1.0), "first": np.zeros((2, 5))},
+        "fog-3": {"logits": np.arange(12.0).reshape(4, 3), "first": np.ones((4, 5))},
+    }
+    store.write_inference(path, sets)
+    assert store.inference_testsets(path) == ["fog-1", "fog-3"]
+    np.testing.assert_array_equal(store.read_logits(path, "fog-3"), sets["fog-3"]["logits"])
+    assert store.read_features(path, "first", "fog-1").shape == (2, 5)
+    with pytest.raises(ArtefactError, match=r"g.npz: no test set 'fog-5'.*fog-1"):
+        store.read_logits(path, "fog-5")
+    with pytest.raises(ArtefactError, match="has no feat_penultimate"):
+        store.read_features(path, "penultimate", "fog-1")
+    with pytest.raises(ArtefactError, match="at least one test set"):
+        store.write_inference(tmp_path / "e.npz", {})
 
 
 def test_stack_predictions(tmp_path):
     for i, cls in enumerate([0, 2]):
         lg = np.zeros((5, 3), np.float32)
         lg[:, cls] = 1
-        store.write_inference(tmp_path / f"m{i}.npz", lg)
-    pred = store.stack_predictions([tmp_path / "m0.npz", tmp_path / "m1.npz"])
+        store.write_inference(tmp_path / f"m{i}.npz", {"id": {"logits": lg}})
+    pred = store.stack_predictions([tmp_path / "m0.npz", tmp_path / "m1.npz"], "id")
     assert pred.shape == (5, 2) and (pred[:, 1] == 2).all()
 
 

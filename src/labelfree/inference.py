@@ -1,8 +1,8 @@
 """Batched, device-aware inference with feature hooks: the one forward-pass path (issue 2).
 
-Every study that needs model outputs either reads the artefacts written by :func:`infer_zoo`
-(``results/infer/{zoo}/{dataset}/{testset}/{model}.npz``) or calls :func:`predict` on inputs it
-creates (PACE's generated inputs, metamorphic follow-ups), so GPU work lives in one place.
+Every study that needs model outputs either reads the artefacts written by :func:`infer_group`
+(``results/infer/{zoo}/{model}/{group}.npz``, one file per model and test-set group, read one
+test set at a time through labelfree.store) or calls :func:`predict` on inputs it creates (PACE's generated inputs, metamorphic follow-ups), so GPU work lives in one place.
 
 - Device: ``auto`` picks CUDA when present (with autocast mixed precision when ``amp``), else CPU.
 - Deterministic: eval mode, no cuDNN autotuning; on CPU the logits are bitwise identical to a
@@ -153,10 +153,10 @@ def predict_dir(
     return predict(model, x, meta.get("preprocessing", "scale01"), batch_size, dev, features, amp)
 
 
-def infer_zoo(
+def infer_group(
     model_dirs: Sequence[str | Path],
-    testset_paths: Sequence[str | Path],
-    out_paths: Sequence[Sequence[str | Path]],
+    testsets: Sequence[tuple[str, str | Path]],
+    out_paths: Sequence[str | Path],
     features: Sequence[str] = (),
     batch_size: int = 512,
     device: str = "auto",
@@ -164,25 +164,31 @@ def infer_zoo(
     progress_file: Any = None,
     cache_bytes: int = 2 * 2**30,
 ) -> None:
-    """Run every model on every test set; ``out_paths[i][j]`` receives model i on test set j.
+    """Run every model on every test set of one group; ``out_paths[i]`` receives model i's file.
 
-    Test sets are read once and kept in memory while their total size is below ``cache_bytes``;
-    models are loaded one at a time (so large zoos fit on one GPU).
+    ``testsets``: (name, path) of each set of the group, in order. Each output holds the logits
+    (and ``features``) of every set (labelfree.store.write_inference). Test sets are read once
+    and kept in memory while their total size is below ``cache_bytes``; models are loaded one at
+    a time (so large zoos fit on one GPU).
     """
-    if len(out_paths) != len(model_dirs) or any(len(r) != len(testset_paths) for r in out_paths):
-        raise InferenceError("out_paths must be a (models x test sets) grid of paths")
+    if len(out_paths) != len(model_dirs):
+        raise InferenceError(
+            f"{len(model_dirs)} models but {len(out_paths)} output paths (one file per model)"
+        )
+    if not testsets:
+        raise InferenceError("a test-set group needs at least one test set")
     dev = resolve_device(device)
     if dev.type == "cuda":
         torch.backends.cudnn.benchmark = False
         torch.backends.cudnn.deterministic = True
-    sizes = [Path(p).stat().st_size for p in testset_paths]
+    sizes = [Path(p).stat().st_size for _, p in testsets]
     keep = sum(sizes) <= cache_bytes
     cache: dict[int, ImageSet] = {}
 
     def testset(j: int) -> ImageSet:
         if j in cache:
             return cache[j]
-        s = read_image_set(testset_paths[j])
+        s = read_image_set(testsets[j][1])
         if keep:
             cache[j] = s
         return s
@@ -190,18 +196,19 @@ def infer_zoo(
     n_images = 0
     log.info(
         "inference: %d models x %d test sets on %s (batch %d, amp=%s, features=%s)",
-        len(model_dirs), len(testset_paths), dev, batch_size, amp and dev.type == "cuda", list(features),
+        len(model_dirs), len(testsets), dev, batch_size, amp and dev.type == "cuda", list(features),
     )
-    total = len(model_dirs) * len(testset_paths)
+    total = len(model_dirs) * len(testsets)
     with tqdm(
         total=total, desc="inference", unit="set", file=progress_file or sys.stderr,
         mininterval=2.0, ascii=True,
     ) as bar:
-        for i, mdir in enumerate(model_dirs):
+        for mdir, out in zip(model_dirs, out_paths, strict=True):
             model, meta = load_model(mdir, dev)
             prep = meta.get("preprocessing", "scale01")
             bar.set_description(f"inference {meta.get('model', Path(mdir).name)}")
-            for j in range(len(testset_paths)):
+            sets: dict[str, dict[str, np.ndarray]] = {}
+            for j, (name, _) in enumerate(testsets):
                 ts = testset(j)
                 res = predict(model, ts.x, prep, batch_size, dev, features, amp)
                 k = int(meta.get("num_classes") or res["logits"].shape[1])
@@ -209,10 +216,10 @@ def infer_zoo(
                     raise InferenceError(
                         f"{mdir}: model gives {res['logits'].shape[1]} logits, meta.json says {k}"
                     )
-                feats = {f: res[f] for f in features}
-                write_inference(out_paths[i][j], res["logits"], **feats)
+                sets[name] = {"logits": res["logits"], **{f: res[f] for f in features}}
                 n_images += len(ts.x)
                 bar.update(1)
+            write_inference(out, sets)
             del model
             if dev.type == "cuda":
                 torch.cuda.empty_cache()
@@ -227,6 +234,8 @@ def accuracy_long(
 ) -> Any:
     """Long table ``model, testset, n, accuracy`` from inference artefacts and test-set labels.
 
+    ``infer_paths[i][j]``: the inference file (of a test-set group) holding model i on test set j.
+
     Single-label sets: top-1 accuracy. Multi-hot labels: exact-match accuracy at logit 0.
     """
     import pandas as pd
@@ -237,7 +246,7 @@ def accuracy_long(
     for j, ts in enumerate(testsets):
         y = load_npz(label_paths[j], keys=("y",))["y"]
         for i, m in enumerate(models):
-            logits = read_logits(infer_paths[i][j])
+            logits = read_logits(infer_paths[i][j], ts)
             if len(logits) != len(y):
                 raise InferenceError(
                     f"{infer_paths[i][j]}: {len(logits)} rows but {label_paths[j]} has {len(y)} labels"

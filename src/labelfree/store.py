@@ -152,45 +152,92 @@ def read_image_set(path: PathLike) -> ImageSet:
 
 
 # ---------------------------------------------------------------------------------------------
-# inference outputs: logits float32 (N, K), feat_{layer} float16 (N, D)
+# inference outputs: one file per zoo, model and test-set group (ARCHITECTURE.md, artefact
+# contracts): for every test set t of the group, ``logits.{t}`` float32 (N, K) and, when asked
+# for, ``feat_{layer}.{t}`` float16 (N, D); ``testsets`` lists the group's sets in order.
+# Written uncompressed, so np.load reads one member at a time: a reader pays for what it reads.
 # ---------------------------------------------------------------------------------------------
 
 
-def write_inference(path: PathLike, logits: np.ndarray, **features: np.ndarray) -> None:
-    """Write one model's outputs on one test set (logits float32, features float16)."""
-    logits = np.asarray(logits, dtype=np.float32)
-    if logits.ndim != 2:
-        raise ArtefactError(f"{path}: logits must be (N, K), got {logits.shape}")
-    if not np.isfinite(logits).all():
-        raise ArtefactError(f"{path}: logits contain NaN or inf")
-    arrays = {"logits": logits}
-    for layer, feat in features.items():
-        feat = np.asarray(feat).reshape(len(feat), -1)
-        if len(feat) != len(logits):
-            raise ArtefactError(f"{path}: feat_{layer} has {len(feat)} rows, logits {len(logits)}")
-        arrays[f"feat_{layer}"] = feat.astype(np.float16)
+def inference_key(testset: str, what: str = "logits") -> str:
+    """The npz member holding ``what`` (``logits`` or ``feat_{layer}``) of test set ``testset``."""
+    return f"{what}.{testset}"
+
+
+def write_inference(path: PathLike, sets: Mapping[str, Mapping[str, np.ndarray]]) -> None:
+    """Write one model's outputs on every test set of a group atomically.
+
+    ``sets``: test set -> ``{"logits": (N, K), layer: (N, ...) features, ...}``; logits are
+    stored float32 (finite), features flattened to float16 (N, D).
+    """
+    if not sets:
+        raise ArtefactError(f"{path}: an inference file needs at least one test set")
+    arrays: dict[str, np.ndarray] = {"testsets": np.array(list(sets), dtype=str)}
+    for testset, outs in sets.items():
+        where = f"{path} [{testset}]"
+        if "logits" not in outs:
+            raise ArtefactError(f"{where}: no logits")
+        logits = np.asarray(outs["logits"], dtype=np.float32)
+        if logits.ndim != 2:
+            raise ArtefactError(f"{where}: logits must be (N, K), got {logits.shape}")
+        if not np.isfinite(logits).all():
+            raise ArtefactError(f"{where}: logits contain NaN or inf")
+        arrays[inference_key(testset)] = logits
+        for layer, feat in outs.items():
+            if layer == "logits":
+                continue
+            feat = np.asarray(feat).reshape(len(feat), -1)
+            if len(feat) != len(logits):
+                raise ArtefactError(
+                    f"{where}: feat_{layer} has {len(feat)} rows, logits {len(logits)}"
+                )
+            arrays[inference_key(testset, f"feat_{layer}")] = feat.astype(np.float16)
     save_npz(path, **arrays)
 
 
-def read_logits(path: PathLike) -> np.ndarray:
-    """Read the logits of one inference artefact, checking they are finite."""
-    logits = load_npz(path, keys=("logits",))["logits"]
+def _read_member(path: PathLike, testset: str, what: str) -> np.ndarray:
+    """One member of an inference file, read lazily; errors name the file and the test set."""
+    p = Path(path)
+    if not p.exists():
+        raise ArtefactError(f"{p}: file not found")
+    key = inference_key(testset, what)
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            if key not in z.files:
+                sets = z["testsets"].tolist() if "testsets" in z.files else []
+                if testset in sets:
+                    raise ArtefactError(f"{p}: test set {testset!r} has no {what} (has {sorted(z.files)})")
+                raise ArtefactError(f"{p}: no test set {testset!r}; the file holds {sets}")
+            return z[key]
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        if isinstance(exc, ArtefactError):
+            raise
+        raise ArtefactError(f"{p}: not a readable npz archive ({exc})") from exc
+
+
+def read_logits(path: PathLike, testset: str) -> np.ndarray:
+    """The logits (N, K) float32 of test set ``testset`` in an inference file, checked finite."""
+    logits = _read_member(path, testset, "logits")
     if logits.ndim != 2:
-        raise ArtefactError(f"{path}: logits must be (N, K), got {logits.shape}")
+        raise ArtefactError(f"{path} [{testset}]: logits must be (N, K), got {logits.shape}")
     if not np.isfinite(logits).all():
-        raise ArtefactError(f"{path}: logits contain NaN or inf")
+        raise ArtefactError(f"{path} [{testset}]: logits contain NaN or inf")
     return logits
 
 
-def read_features(path: PathLike, layer: str) -> np.ndarray:
-    """Read the float16 features of a named layer as float32."""
-    key = f"feat_{layer}"
-    return load_npz(path, keys=(key,))[key].astype(np.float32)
+def read_features(path: PathLike, layer: str, testset: str) -> np.ndarray:
+    """The float16 features of layer ``layer`` on test set ``testset``, as float32 (N, D)."""
+    return _read_member(path, testset, f"feat_{layer}").astype(np.float32)
 
 
-def stack_predictions(paths: list[PathLike]) -> np.ndarray:
+def inference_testsets(path: PathLike) -> list[str]:
+    """The test sets an inference file holds, in the order they were written."""
+    return load_npz(path, keys=("testsets",))["testsets"].tolist()
+
+
+def stack_predictions(paths: list[PathLike], testset: str) -> np.ndarray:
     """Argmax predictions of several models on one test set as an int (N, n_models) matrix."""
-    cols = [read_logits(p).argmax(axis=1) for p in paths]
+    cols = [read_logits(p, testset).argmax(axis=1) for p in paths]
     lengths = {len(c) for c in cols}
     if len(lengths) > 1:
         raise ArtefactError(f"inference outputs disagree on the number of inputs: {lengths}")

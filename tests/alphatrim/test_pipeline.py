@@ -131,8 +131,8 @@ def test_collect_spine_zoos_reads_two_class_logits(tmp_path):
     paths = []
     for i in range(3):
         paths.append(tmp_path / f"m{i}.npz")
-        write_inference(paths[-1], gen.normal(size=(40, 2)))
-    cfg = {**copy.deepcopy(SOURCES), "data": {**DATA, "source": "zoos",
+        write_inference(paths[-1], {"id": {"logits": gen.normal(size=(40, 2))}})
+    cfg = {**copy.deepcopy(SOURCES), "data": {**DATA, "source": "zoos", "testset": "id",
                                               "zoos": {"S_all": "spine_zoo"}}}
     assert experiment_outputs(cfg)["tables"] == ["table2-sources", "table3-pairwise-churn",
                                                  "table4-equal-accuracy", "checks"]
@@ -145,7 +145,7 @@ def test_collect_spine_zoos_reads_two_class_logits(tmp_path):
     np.testing.assert_array_equal(z["y_test"], y)
     assert pd.read_csv(tmp_path / "runs.csv")["model"].tolist() == ["m0", "m1", "m2"]
     # issue 16: own zoos must be binary - the message names the zoo and the number of classes
-    write_inference(paths[0], gen.normal(size=(40, 3)))
+    write_inference(paths[0], {"id": {"logits": gen.normal(size=(40, 3))}})
     with pytest.raises(ValueError, match=r"zoo 'spine_zoo' \(data.zoos.S_all\) has 3-class"):
         collect_spine_zoos("s", cfg, {"labels": str(tmp_path / "id.npz"),
                                       "logits_S_all": [str(p) for p in paths]},

@@ -13,7 +13,7 @@ from labelfree.inference import (
     accuracy_heatmap,
     accuracy_long,
     accuracy_wide,
-    infer_zoo,
+    infer_group,
     predict,
     predict_dir,
     resolve_device,
@@ -109,7 +109,7 @@ def test_device_resolution():
         resolve_device("tpu")
 
 
-def test_infer_zoo_writes_every_model_on_every_test_set(tmp_path, digits_small):
+def test_infer_group_writes_every_model_on_every_test_set(tmp_path, digits_small):
     x, y = digits_small
     sets = []
     for name, xs in (("id", x[:120]), ("noisy", np.clip(x[:120].astype(int) + 60, 0, 255).astype(np.uint8))):
@@ -122,19 +122,21 @@ def test_infer_zoo_writes_every_model_on_every_test_set(tmp_path, digits_small):
                                               "num_classes": 10, "input_shape": [8, 8, 1],
                                               "preprocessing": "scale01", "family": "local"})
         dirs.append(d)
-    grid = [[tmp_path / "infer" / s.stem / f"{d.name}.npz" for s in sets] for d in dirs]
+    out = [tmp_path / "infer" / d.name / "grp.npz" for d in dirs]
     log = io.StringIO()
-    infer_zoo(dirs, sets, grid, features=("penultimate",), batch_size=50, device="cpu", progress_file=log)
+    named = [(s.stem, s) for s in sets]
+    infer_group(dirs, named, out, features=("penultimate",), batch_size=50, device="cpu", progress_file=log)
     assert "inference" in log.getvalue() and "4/4" in log.getvalue()
+    grid = [[o for _ in sets] for o in out]  # one group file per model holds both sets
     for i, d in enumerate(dirs):
-        for j, s in enumerate(sets):
+        for s in sets:
             direct = predict_dir(d, np.load(s)["x"], batch_size=50, device="cpu", features=("penultimate",))
-            np.testing.assert_array_equal(read_logits(grid[i][j]), direct["logits"])
-            feat = read_features(grid[i][j], "penultimate")
+            np.testing.assert_array_equal(read_logits(out[i], s.stem), direct["logits"])
+            feat = read_features(out[i], "penultimate", s.stem)
             np.testing.assert_allclose(feat, direct["penultimate"], rtol=1e-3, atol=1e-3)  # float16
     long = accuracy_long(["mlp", "lenet"], ["id", "noisy"], grid, sets)
     assert len(long) == 4 and set(long.columns) == {"model", "testset", "n", "accuracy"}
-    acc = (read_logits(grid[1][0]).argmax(1) == y[:120]).mean()
+    acc = (read_logits(out[1], "id").argmax(1) == y[:120]).mean()
     assert long.query("model == 'lenet' and testset == 'id'")["accuracy"].item() == pytest.approx(acc)
     metas = [{"model": "mlp", "arch": "mlp", "params": 1, "val_accuracy": 0.5},
              {"model": "lenet", "arch": "lenet", "params": 2, "val_accuracy": None}]
@@ -145,6 +147,8 @@ def test_infer_zoo_writes_every_model_on_every_test_set(tmp_path, digits_small):
     assert fig.axes[0].get_xticklabels()[1].get_text() == "noisy"
 
 
-def test_mismatched_output_grid_is_an_error(tmp_path):
-    with pytest.raises(InferenceError, match="grid"):
-        infer_zoo([tmp_path / "a"], [tmp_path / "s.npz"], [[]])
+def test_mismatched_outputs_are_an_error(tmp_path):
+    with pytest.raises(InferenceError, match="one file per model"):
+        infer_group([tmp_path / "a"], [("s", tmp_path / "s.npz")], [])
+    with pytest.raises(InferenceError, match="at least one test set"):
+        infer_group([tmp_path / "a"], [], [tmp_path / "o.npz"])

@@ -21,7 +21,9 @@ SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
 
 @pytest.mark.slow
-def test_user_zoo_through_the_rules(tmp_path):
+@pytest.mark.parametrize("bundle", ["zoo", "model"])
+def test_user_zoo_through_the_rules(tmp_path, bundle):
+    """One job for the whole zoo (bundle: zoo) or one per model (bundle: model, generic rules)."""
     torch.manual_seed(0)
     torch.save(build_model("mlp", (8, 8, 1), 10, width=8, depth=1).state_dict(), tmp_path / "mine.pt")
     (tmp_path / "zoo.tsv").write_text(
@@ -34,7 +36,7 @@ def test_user_zoo_through_the_rules(tmp_path):
         "seed": 0,
         "datasets": {"digits": {"source": "digits", "splits": {"train": 0.4, "test": 0.6}}},
         "zoos": {"user": {"dataset": "digits", "testsets": ["id"], "sheet": str(tmp_path / "zoo.tsv"),
-                          "features": ["penultimate"]}},
+                          "features": ["penultimate"], "bundle": bundle}},
         "inference": {"device": "cpu", "batch_size": 100},
         **{s: {"enabled": False} for s in studies},
     }
@@ -49,9 +51,12 @@ def test_user_zoo_through_the_rules(tmp_path):
     assert table.columns.tolist() == ["model", "arch", "params", "val_accuracy", "id"]
     meta = load_json(tmp_path / "results/zoo/user/mine/meta.json")
     assert meta["source"] == "checkpoint" and meta["checkpoint"] == "mine.pt"
-    logits = read_logits(tmp_path / "results/infer/user/digits/id/mine.npz")
+    logits = read_logits(tmp_path / "results/infer/user/mine/id.npz", "id")
     assert logits.shape == (1078, 10)
-    log = (tmp_path / "logs/inference/user.log").read_text()
-    assert "2/2" in log  # progress in the job log
+    job = "all/id" if bundle == "zoo" else "mine/id"
+    log = (tmp_path / f"logs/inference/user/{job}.log").read_text()
+    assert ("2/2" if bundle == "zoo" else "1/1") in log  # progress in the job log
     assert (tmp_path / "results/infer/user/accuracy.pdf").exists()
-    assert (tmp_path / "benchmarks/inference/user.tsv").exists()
+    assert (tmp_path / f"benchmarks/inference/user/{job}.tsv").exists()
+    built = "all" if bundle == "zoo" else "trained"
+    assert (tmp_path / f"logs/zoo/user/{built}.log").exists()

@@ -33,7 +33,7 @@ def make_artefacts(root, zoo, accs, seed, testsets=None):
             logits = r.normal(size=(m, K)).astype(np.float32)
             logits[np.arange(m), pred] += 2.5
             path = root / "infer" / zoo / name / f"m{j}.npz"
-            store.write_inference(path, logits)
+            store.write_inference(path, {name: {"logits": logits}})
             paths.append(str(path))
         sets.append(SetInputs(name, tuple(paths), str(lab)))
     return sets
@@ -242,7 +242,8 @@ def test_streamed_probabilities_equal_the_stacked_array(tmp_path):
     np.testing.assert_array_equal(softmax32(lg, rows=77), softmax(lg).astype(np.float32))
     sets = make_artefacts(tmp_path, "s", np.linspace(0.5, 0.95, 6), 4, {"id": 0.0})
     preds, y, streamed = load_testset(sets[0])
-    full = np.stack([softmax(store.read_logits(p)).astype(np.float32) for p in sets[0].infer])
+    full = np.stack([softmax(store.read_logits(p, sets[0].name)).astype(np.float32)
+                     for p in sets[0].infer])
     np.testing.assert_array_equal(streamed.max_probs, full.max(axis=2).T)
     np.testing.assert_array_equal(streamed.model(3), full[3])
     params = StudyParams(

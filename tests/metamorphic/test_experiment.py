@@ -16,7 +16,7 @@ import pytest
 from labelfree.config import validate_config
 from labelfree.metamorphic import experiment as ex
 from labelfree.metamorphic import tables as tb
-from labelfree.store import read_image_set, save_npz
+from labelfree.store import read_image_set, write_inference
 
 
 def _mm(repo_root):
@@ -84,7 +84,7 @@ def run(tmp_path_factory, repo_root):
                 n_col = None if t.endswith("-cf") else (15 if t.endswith("c15") else 3)
                 logits = _logits(kind, xs, base_set, n_col, t.endswith("-cf"))
                 p = tmp / "infer" / zoo / t / f"{zoo}_m.npz"
-                save_npz(p, logits=logits.astype(np.float32))
+                write_inference(p, {t: {"logits": logits.astype(np.float32)}})
                 infer[(t, f"{zoo}_m")] = str(p)
         paths = {b: str(tmp / "testsets" / f"mm-{b}.npz") for b in mm["testsets"]}
         s, im = ex.zoo_verdicts(zoo, mm["zoos"][zoo]["role"], sheet, mm["testsets"], paths, infer, mm)

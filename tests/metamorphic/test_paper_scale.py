@@ -16,7 +16,7 @@ from labelfree.metamorphic import chunked as ck
 from labelfree.metamorphic import experiment as ex
 from labelfree.metamorphic import followups as fu
 from labelfree.metamorphic.regions import RegionError
-from labelfree.store import read_image_set, save_npz, write_image_set
+from labelfree.store import read_image_set, write_image_set, write_inference
 
 
 def _voc(path, wnid, width, height, boxes):
@@ -136,7 +136,7 @@ def test_chunked_parts_hold_the_same_bytes_as_one_set(tmp_path):
     for t, p in zip(ex.followup_names("b", bcfg, "c3"), parts, strict=True):
         logit = np.stack([p.extras["mm_variant"], p.extras["mm_src"]], axis=1).astype(np.float32)
         path = tmp_path / "inf" / f"{t}.npz"
-        save_npz(path, logits=logit)
+        write_inference(path, {t: {"logits": logit}})
         infer[(t, "m")] = str(path)
     whole = ex.followup_logits(infer, "b", bcfg, "c3", "m", 7)
     want = np.stack([np.repeat(np.arange(7), n), np.tile(np.arange(n), 7)], axis=1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import signal
 import subprocess
@@ -9,8 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
-from tests.workflow.runner import result_tables, run_snakemake, snakemake_cmd
+from tests.workflow.runner import REPO, result_tables, run_snakemake, snakemake_cmd
 
 pytestmark = pytest.mark.slow
 
@@ -24,23 +26,59 @@ def _wait_for(predicate, timeout: float, what: str) -> None:
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
 
 
+def _incomplete(workdir: Path) -> set[str]:
+    """Outputs Snakemake marks incomplete (.snakemake/incomplete: url-safe base64 of the path)."""
+    out = set()
+    for marker in (workdir / ".snakemake" / "incomplete").glob("*"):
+        try:
+            out.add(base64.urlsafe_b64decode(marker.name.encode()).decode())
+        except (ValueError, UnicodeDecodeError):
+            continue
+    return out
+
+
 def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(smoke_run, tmp_path):
-    """SIGKILL snakemake and its running job mid-way; `--rerun-incomplete` finishes the same."""
+    """SIGKILL snakemake and its running jobs mid-training; the rerun keeps every finished model
+    (same mtime) and gives the tables of a clean run (issue 23: a killed job loses its bundle).
+
+    The laf zoos train one model per job here (`bundle: model`), the clean run in one job per
+    zoo: the tables must not depend on how models are bundled into jobs.
+    """
+    cfg = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    for zoo in ("laf_tight", "laf_spread"):
+        cfg["zoos"][zoo]["bundle"] = "model"
+    cfg_path = tmp_path / "per-model.yaml"
+    cfg_path.write_text(yaml.safe_dump(cfg))
+    work = tmp_path / "run"
+    work.mkdir()
+    zoo = work / "results" / "zoo" / "laf_tight"
     proc = subprocess.Popen(
-        snakemake_cmd(tmp_path), start_new_session=True,
+        snakemake_cmd(work, configfile=cfg_path), start_new_session=True,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
-        # Mid-way: some model of a zoo has been written while the training job still runs.
-        _wait_for(lambda: any((tmp_path / "results" / "zoo").rglob("meta.json")), 600,
-                  "the first trained model")
+        # Mid-training: some models of the per-model zoo are written, others are not yet.
+        _wait_for(lambda: len(list(zoo.rglob("meta.json"))) >= 2, 900, "two trained models")
         assert proc.poll() is None, "the run finished before it could be interrupted"
     finally:
         os.killpg(proc.pid, signal.SIGKILL)  # snakemake and every job it started
         proc.wait()
-    run_snakemake(tmp_path, "--unlock")
-    run_snakemake(tmp_path, "--rerun-incomplete")
-    clean, resumed = result_tables(smoke_run), result_tables(tmp_path)
+    incomplete = _incomplete(work)
+    finished = {
+        p: p.stat().st_mtime_ns
+        for p in zoo.rglob("*")
+        if p.is_file() and str(p.relative_to(work)) not in incomplete
+        and (p.parent / "meta.json").exists()
+        and str((p.parent / "meta.json").relative_to(work)) not in incomplete
+    }
+    assert finished, "no finished model to keep"
+    n_models = 6  # laf_tight in config/smoke.yaml
+    assert len({p.parent for p in finished}) < n_models, "every model was already trained"
+    run_snakemake(work, "--unlock", configfile=cfg_path)
+    run_snakemake(work, "--rerun-incomplete", configfile=cfg_path)
+    assert {p: p.stat().st_mtime_ns for p in finished} == finished, "a finished model was rebuilt"
+    assert len(list(zoo.rglob("meta.json"))) == n_models
+    clean, resumed = result_tables(smoke_run), result_tables(work)
     assert clean.keys() == resumed.keys()
     differing = [k for k in clean if clean[k] != resumed[k]]
     assert not differing, f"tables differ after interruption and rerun: {differing}"

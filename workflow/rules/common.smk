@@ -2,6 +2,7 @@
 # Layer and study files stay declarative; their own helpers live in workflow/rules/functions/.
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -16,6 +17,7 @@ os.environ.update(
 from snakemake.exceptions import WorkflowError
 
 from labelfree.config import ConfigError, validate_config
+from labelfree.zoo.bundle import BundleError, assign_bundles
 from labelfree.zoo.sheet import ZooError, build_sheet
 
 try:
@@ -32,12 +34,28 @@ try:
         name: build_sheet(name, zcfg, workflow.basedir)
         for name, zcfg in config["zoos"].items()
     }
-except (ConfigError, ZooError) as _err:
+    # Model ids in sheet order, and each model's row as a plain dict (NaN -> None), built once:
+    # per-model jobs look their row up here instead of filtering a DataFrame (graph cost).
+    ZOO_MODELS = {z: s["model"].tolist() for z, s in ZOO_SHEETS.items()}
+    ZOO_ROWS = {
+        z: {
+            r["model"]: {k: (None if v is None or v != v else v) for k, v in r.items()}
+            for r in s.to_dict("records")
+        }
+        for z, s in ZOO_SHEETS.items()
+    }
+    # Bundles (docs/zoo.md): bundle name -> model ids; `bundle: model` zoos use generic rules.
+    ZOO_BUNDLES = {
+        z: assign_bundles(z, ZOO_MODELS[z], config["zoos"][z]["bundle"])
+        for z in ZOO_SHEETS
+    }
+except (ConfigError, ZooError, BundleError) as _err:
     raise WorkflowError(f"Invalid configuration: {_err}") from None
 
 SEED = config["seed"]
 DATASETS = config["datasets"]
 ZOOS = config["zoos"]
+PER_MODEL_ZOOS = [z for z in ZOOS if ZOOS[z]["bundle"] == "model"]
 
 # Test-set groups a zoo's `testsets` list may name; layers and studies add their own groups
 # (e.g. shifts adds the corruption sets) before inference.smk expands them.
@@ -56,24 +74,52 @@ wildcard_constraints:
     zoo=r"[A-Za-z0-9_]+",
     model=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
     split=r"[A-Za-z0-9_]+",
+    group=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
+
+
+def alternatives(names):
+    """A wildcard constraint matching exactly ``names`` (nothing when empty)."""
+    return "|".join(re.escape(n) for n in names) if names else "(?!)"
 
 
 def zoo_models(zoo):
     """Model ids of a zoo, in sheet order (the column order of every prediction matrix)."""
-    return ZOO_SHEETS[zoo]["model"].tolist()
+    return ZOO_MODELS[zoo]
 
 
 def zoo_dataset(zoo):
     return ZOOS[zoo]["dataset"]
 
 
+def zoo_groups(zoo):
+    """Test-set groups of a zoo: each token of its `testsets` -> the sets it stands for (a
+    bare test-set name is a group of one); empty groups left out. One inference file per model
+    and group (ARCHITECTURE.md, artefact contracts)."""
+    out = {}
+    for token in ZOOS[zoo]["testsets"]:
+        sets = list(dict.fromkeys(TESTSET_GROUPS.get(token, [token])))
+        if sets and token not in out:
+            out[token] = sets
+    return out
+
+
 def zoo_testsets(zoo):
     """The zoo's test sets, groups expanded, order kept, duplicates dropped."""
     names = []
-    for token in ZOOS[zoo]["testsets"]:
-        group = TESTSET_GROUPS.get(token, [token])
-        names.extend(n for n in group if n not in names)
+    for sets in zoo_groups(zoo).values():
+        names.extend(n for n in sets if n not in names)
     return names
+
+
+def testset_group(zoo, testset):
+    """The group whose inference file holds ``testset`` for ``zoo`` (the first that lists it)."""
+    for group, sets in zoo_groups(zoo).items():
+        if testset in sets:
+            return group
+    raise WorkflowError(
+        f"Invalid configuration: zoo {zoo!r} does not run test set {testset!r}; its groups: "
+        f"{zoo_groups(zoo)}"
+    )
 
 
 def dataset_split(dataset, split):
@@ -84,13 +130,21 @@ def testset_path(dataset, testset):
     return f"results/testsets/{dataset}/{testset}.npz"
 
 
+def infer_file(zoo, model, group):
+    """Inference artefact of one model on one test-set group (every set of the group)."""
+    return f"results/infer/{zoo}/{model}/{group}.npz"
+
+
 def infer_path(zoo, testset, model):
-    return f"results/infer/{zoo}/{zoo_dataset(zoo)}/{testset}/{model}.npz"
+    """The inference file holding ``model`` on ``testset``; read it with
+    labelfree.store.read_logits(path, testset) / read_features(path, layer, testset)."""
+    return infer_file(zoo, model, testset_group(zoo, testset))
 
 
 def infer_paths(zoo, testset):
-    """One inference artefact per model of the zoo on one test set, in sheet order."""
-    return [infer_path(zoo, testset, m) for m in zoo_models(zoo)]
+    """The inference file of every model of the zoo holding ``testset``, in sheet order."""
+    group = testset_group(zoo, testset)
+    return [infer_file(zoo, m, group) for m in zoo_models(zoo)]
 
 
 def model_dir(zoo, model):

@@ -1,7 +1,11 @@
-# Rules of `inference`: every model of a zoo on every test set of the zoo, one job per zoo
-# (rule inference_<zoo>), then the zoo's accuracy table and heatmap (rule accuracy_table).
+# Rules of `inference`: every model of a zoo on every test-set group of the zoo, one file per
+# model and group (results/infer/{zoo}/{model}/{group}.npz), then the zoo's accuracy table and
+# heatmap (rule accuracy_table). Jobs follow the zoo's `bundle` setting (docs/zoo.md):
+#   inference_model                           one job per model and group (`bundle: model`)
+#   inference_bundle_<zoo>_<bundle>_<group>   one job per bundle and group (otherwise)
+# A group is its own job, so a study that adds a group to a zoo runs inference on it alone.
 # Included last in the Snakefile, so test-set groups registered by studies are known here.
-# With `inference.device: cuda` the job requests `gpu=1`; profiles/slurm maps it to --gpus=1.
+# With `inference.device: cuda` each job requests `gpu=1`; profiles/slurm maps it to --gpus=1.
 
 
 include: "functions/inference.smk"
@@ -10,43 +14,79 @@ include: "functions/inference.smk"
 INFER = config["inference"]
 
 
-for _zoo in ZOO_SHEETS:
+rule inference_model:
+    input:
+        unpack(inference_model_inputs),
+    output:
+        "results/infer/{zoo}/{model}/{group}.npz",
+    log:
+        "logs/inference/{zoo}/{model}/{group}.log",
+    benchmark:
+        "benchmarks/inference/{zoo}/{model}/{group}.tsv"
+    wildcard_constraints:
+        zoo=alternatives(PER_MODEL_ZOOS),
+    conda:
+        "../../envs/labelfree.yaml"
+    threads: INFER["threads"]
+    resources:
+        mem_mb=INFER["mem_mb"],
+        runtime=INFER["runtime"],
+        gpu=1 if INFER["device"] == "cuda" else 0,
+    params:
+        model_dirs=lambda w: [model_dir(w.zoo, w.model)],
+        testsets=lambda w: zoo_groups(w.zoo)[w.group],
+        features=lambda w: ZOOS[w.zoo]["features"],
+        batch_size=INFER["batch_size"],
+        device=INFER["device"],
+        amp=INFER["amp"],
+        cache_mb=INFER["cache_mb"],
+    script:
+        "../scripts/inference_run.py"
 
-    rule:
-        name:
-            f"inference_{_zoo}"
-        input:
-            weights=[f"{d}/weights.safetensors" for d in zoo_model_dirs(_zoo)],
-            meta=[f"{d}/meta.json" for d in zoo_model_dirs(_zoo)],
-            testsets=[testset_path(zoo_dataset(_zoo), t) for t in zoo_testsets(_zoo)],
-        output:
-            [p for row in zoo_infer_grid(_zoo) for p in row],
-        log:
-            f"logs/inference/{_zoo}.log",
-        benchmark:
-            f"benchmarks/inference/{_zoo}.tsv"
-        conda:
-            "../../envs/labelfree.yaml"
-        threads: INFER["threads"]
-        resources:
-            mem_mb=INFER["mem_mb"],
-            runtime=INFER["runtime"],
-            gpu=1 if INFER["device"] == "cuda" else 0,
-        params:
-            model_dirs=zoo_model_dirs(_zoo),
-            grid=zoo_infer_grid(_zoo),
-            features=ZOOS[_zoo]["features"],
-            batch_size=INFER["batch_size"],
-            device=INFER["device"],
-            amp=INFER["amp"],
-            cache_mb=INFER["cache_mb"],
-        script:
-            "../scripts/inference_run.py"
+
+for _zoo, _bundles in ZOO_BUNDLES.items():
+    if _zoo in PER_MODEL_ZOOS:
+        continue
+    for _bundle, _models in _bundles.items():
+        for _group, _sets in zoo_groups(_zoo).items():
+
+            rule:
+                name:
+                    rule_name("inference_bundle", _zoo, _bundle, _group)
+                input:
+                    weights=[
+                        f"{model_dir(_zoo, m)}/weights.safetensors" for m in _models
+                    ],
+                    meta=[f"{model_dir(_zoo, m)}/meta.json" for m in _models],
+                    testsets=group_testset_paths(_zoo, _group),
+                output:
+                    [infer_file(_zoo, m, _group) for m in _models],
+                log:
+                    f"logs/inference/{_zoo}/{_bundle}/{_group}.log",
+                benchmark:
+                    f"benchmarks/inference/{_zoo}/{_bundle}/{_group}.tsv"
+                conda:
+                    "../../envs/labelfree.yaml"
+                threads: INFER["threads"]
+                resources:
+                    mem_mb=INFER["mem_mb"],
+                    runtime=INFER["runtime"],
+                    gpu=1 if INFER["device"] == "cuda" else 0,
+                params:
+                    model_dirs=[model_dir(_zoo, m) for m in _models],
+                    testsets=_sets,
+                    features=ZOOS[_zoo]["features"],
+                    batch_size=INFER["batch_size"],
+                    device=INFER["device"],
+                    amp=INFER["amp"],
+                    cache_mb=INFER["cache_mb"],
+                script:
+                    "../scripts/inference_run.py"
 
 
 rule accuracy_table:
     input:
-        infer=lambda w: [p for row in zoo_infer_grid(w.zoo) for p in row],
+        infer=lambda w: zoo_infer_files(w.zoo),
         testsets=lambda w: [
             testset_path(zoo_dataset(w.zoo), t) for t in zoo_testsets(w.zoo)
         ],
@@ -77,6 +117,8 @@ rule accuracy_table:
     params:
         models=lambda w: zoo_models(w.zoo),
         testsets=lambda w: zoo_testsets(w.zoo),
-        grid=lambda w: zoo_infer_grid(w.zoo),
+        # test set -> group file stem; the file of model m is infer_file(zoo, m, group)
+        groups=lambda w: {t: testset_group(w.zoo, t) for t in zoo_testsets(w.zoo)},
+        infer_pattern=lambda w: infer_file(w.zoo, "{model}", "{group}"),
     script:
         "../scripts/inference_accuracy.py"

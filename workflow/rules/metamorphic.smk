@@ -1,7 +1,7 @@
 # Rules of `metamorphic` (spec ../shared/specs/metamorphic.md; README section `metamorphic`).
 #   mm_testsets_<dataset>  DigitScenes sources, MR-1/MR-2 follow-ups and counterfactual re-renders
 #                          as test sets of every dataset whose zoos list an mm_* group (one job)
-#   (spine)                inference_<zoo> runs every model on them (one job per zoo)
+#   (spine)                inference runs every model on them (one job per bundle and group)
 #   mm_verdicts_<zoo>      oracles + majority vote per model, base and colour set (one job per zoo)
 #   mm_report              tables, figures and checks A-H for RQ1-RQ6 (one job)
 

@@ -1,7 +1,7 @@
 # Rules of `syp` (spec ../shared/specs/syp.md; README section `syp`).
 #   syp_testsets      meta-sets, validation sets, the train-split copy and rotated copies, as test
 #                     sets of the zoo's dataset (one job)
-#   (spine)           inference_<zoo> runs every model on them: logits + penultimate features
+#   (spine)           inference runs every model on them: logits + penultimate features
 #   syp_indicators    six indicators + baseline scores and predictions, per classifier (one job each)
 #   syp_oracle        every oracle variant (Tables 1-5), all seeds, per classifier (one job each)
 #   syp_tables        Tables 1-5, tau selection, predictions and figures (one job)

@@ -1,26 +1,61 @@
+# Rules of `zoo`: train local models and resolve pretrained/user models into
+# results/zoo/{zoo}/{model}/{weights.safetensors,meta.json} (docs/zoo.md).
+# The model is the unit of work; the zoo setting `bundle` groups models into jobs:
+#   zoo_model                  one job per model (`bundle: model`; generic, wildcards zoo/model)
+#   zoo_bundle_<zoo>_<bundle>  one job per bundle (`bundle: zoo` or an integer; one rule each,
+#                              since a job of several models lists their files as outputs)
+# Each model's files depend on its own row only, so a model is identical whichever job built it.
 
 
 include: "functions/zoo.smk"
 
 
-for _zoo in ZOO_SHEETS:
-    _cfg = ZOOS[_zoo]
-    _local = zoo_rows(_zoo, True)
-    _other = zoo_rows(_zoo, False)
+rule zoo_model:
+    input:
+        unpack(zoo_model_inputs),
+    output:
+        weights="results/zoo/{zoo}/{model}/weights.safetensors",
+        meta="results/zoo/{zoo}/{model}/meta.json",
+    log:
+        "logs/zoo/{zoo}/{model}.log",
+    benchmark:
+        "benchmarks/zoo/{zoo}/{model}.tsv"
+    wildcard_constraints:
+        zoo=alternatives(PER_MODEL_ZOOS),
+    conda:
+        "../../envs/labelfree.yaml"
+    threads: lambda w: ZOOS[w.zoo]["threads"]
+    resources:
+        mem_mb=lambda w: ZOOS[w.zoo]["mem_mb"],
+        runtime=lambda w: ZOOS[w.zoo]["runtime"],
+    params:
+        zoo=lambda w: w.zoo,
+        rows=lambda w: [ZOO_ROWS[w.zoo][w.model]],
+        dirs=lambda w: [model_dir(w.zoo, w.model)],
+        val_fraction=lambda w: ZOOS[w.zoo]["val_fraction"],
+        seed=SEED,
+        device=lambda w: ZOOS[w.zoo]["train_device"],
+    script:
+        "../scripts/zoo_bundle.py"
 
-    if _local:
+
+for _zoo, _bundles in ZOO_BUNDLES.items():
+    if _zoo in PER_MODEL_ZOOS:
+        continue
+    _cfg = ZOOS[_zoo]
+    for _bundle, _models in _bundles.items():
 
         rule:
             name:
-                f"zoo_train_{_zoo}"
+                rule_name("zoo_bundle", _zoo, _bundle)
             input:
-                train=dataset_split(zoo_dataset(_zoo), _cfg["train_split"]),
+                **zoo_bundle_inputs(_zoo, _models),
             output:
-                **zoo_model_files(_zoo, _local),
+                **zoo_model_files(_zoo, _models),
             log:
-                f"logs/zoo/{_zoo}_train.log",
+                f"logs/zoo/{_zoo}/{_bundle}.log",
             benchmark:
-                f"benchmarks/zoo/{_zoo}_train.tsv"
+                f"benchmarks/zoo/{_zoo}/{_bundle}.tsv"
             conda:
                 "../../envs/labelfree.yaml"
             threads: _cfg["threads"]
@@ -29,37 +64,10 @@ for _zoo in ZOO_SHEETS:
                 runtime=_cfg["runtime"],
             params:
                 zoo=_zoo,
-                rows=_local,
-                dirs=[model_dir(_zoo, r["model"]) for r in _local],
+                rows=[ZOO_ROWS[_zoo][m] for m in _models],
+                dirs=[model_dir(_zoo, m) for m in _models],
                 val_fraction=_cfg["val_fraction"],
                 seed=SEED,
                 device=_cfg["train_device"],
             script:
-                "../scripts/zoo_train.py"
-
-    if _other:
-
-        rule:
-            name:
-                f"zoo_resolve_{_zoo}"
-            input:
-                idset=testset_path(zoo_dataset(_zoo), "id"),
-                checkpoints=[
-                    r["weights"] for r in _other if r["source"] == "checkpoint"
-                ],
-            output:
-                **zoo_model_files(_zoo, _other),
-            log:
-                f"logs/zoo/{_zoo}_resolve.log",
-            conda:
-                "../../envs/labelfree.yaml"
-            threads: 1
-            resources:
-                mem_mb=_cfg["mem_mb"],
-                runtime=_cfg["runtime"],
-            params:
-                zoo=_zoo,
-                rows=_other,
-                dirs=[model_dir(_zoo, r["model"]) for r in _other],
-            script:
-                "../scripts/zoo_resolve.py"
+                "../scripts/zoo_bundle.py"

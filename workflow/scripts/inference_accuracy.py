@@ -10,7 +10,11 @@ sm = snakemake  # noqa: F821 (injected by Snakemake)
 log_to(sm.log[0])
 
 zoo = sm.wildcards.zoo
-long = accuracy_long(sm.params.models, sm.params.testsets, sm.params.grid, list(sm.input.testsets))
+grid = [
+    [sm.params.infer_pattern.format(model=m, group=sm.params.groups[t]) for t in sm.params.testsets]
+    for m in sm.params.models
+]
+long = accuracy_long(sm.params.models, sm.params.testsets, grid, list(sm.input.testsets))
 wide = accuracy_wide(long, [load_json(p) for p in sm.input.meta])
 save_table(
     wide,

@@ -1,18 +1,19 @@
-"""Thin adapter: run every model of one zoo on every test set (labelfree.inference.infer_zoo)."""
+"""Thin adapter: run the models of one zoo bundle on one test-set group
+(labelfree.inference.infer_group); one output file per model."""
 
 import torch
 
-from labelfree.inference import infer_zoo
+from labelfree.inference import infer_group
 from labelfree.joblog import log_to
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 log_file = log_to(sm.log[0])
 torch.set_num_threads(sm.threads)
 
-infer_zoo(
+infer_group(
     model_dirs=sm.params.model_dirs,
-    testset_paths=list(sm.input.testsets),
-    out_paths=sm.params.grid,
+    testsets=list(zip(sm.params.testsets, sm.input.testsets, strict=True)),
+    out_paths=list(sm.output),
     features=sm.params.features,
     batch_size=sm.params.batch_size,
     device=sm.params.device,

@@ -10,7 +10,7 @@ from threadpoolctl import threadpool_limits
 from labelfree.pace import subjects as S
 from labelfree.pace.experiment import save_subjects
 from labelfree.seeds import rng
-from labelfree.store import load_npz, read_image_set, save_table
+from labelfree.store import read_features, read_image_set, read_logits, save_table
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
@@ -23,11 +23,11 @@ with threadpool_limits(sm.threads):
     subjects = []
     for spec, infer, tset in zip(sm.params.subjects, sm.input.infer, sm.input.testsets, strict=True):
         ts = read_image_set(tset)
-        z = load_npz(infer, keys=("logits", "feat_first", "feat_penultimate"))
+        t = spec["testset"]  # one member of the inference file of the set's group
         subjects.append(S.classification_subject(
-            spec["name"], spec["model"], spec["testset"], spec["input_type"], spec["mutant"],
-            ts.x, ts.y, z["logits"], z["feat_first"].astype("float32"),
-            z["feat_penultimate"].astype("float32"), spec["preprocessing"],
+            spec["name"], spec["model"], t, spec["input_type"], spec["mutant"],
+            ts.x, ts.y, read_logits(infer, t), read_features(infer, "first", t),
+            read_features(infer, "penultimate", t), spec["preprocessing"],
         ))
         log.info("%s: N=%d accuracy %.4f", spec["name"], subjects[-1].n, subjects[-1].truth)
     reg = sm.params.regression

@@ -150,8 +150,9 @@ def load_task(
         yte = read_image_set(inputs["test"]).y
         if data["binary"] == "even_odd":
             ytr, yte = (ytr % 2 == 0).astype(np.int64), (yte % 2 == 0).astype(np.int64)
-        xtr = read_features(inputs["train_feat"], "penultimate")
-        xte = read_features(inputs["test_feat"], "penultimate")
+        # the backbone zoo's inference files: train features on `alphatrim-train`, test on `id`
+        xtr = read_features(inputs["train_feat"], "penultimate", "alphatrim-train")
+        xte = read_features(inputs["test_feat"], "penultimate", "id")
         if data["positive"] or data["negative"]:
             xtr, ytr = ex.image_task_arrays(xtr, ytr, inputs["train_feat"], data["positive"],
                                             data["negative"], flatten=False)
@@ -193,7 +194,7 @@ def collect_spine_zoos(
     for zoo, paths in ((z, inputs[f"logits_{z}"]) for z in spine_zoos(cfg)):
         per_model = []
         for path in paths:
-            lg = read_logits(path)
+            lg = read_logits(path, cfg["data"]["testset"])
             if lg.shape != (len(y), 2):
                 raise ValueError(
                     f"alphatrim experiment {name}: zoo {spine_zoos(cfg)[zoo]!r} (data.zoos."

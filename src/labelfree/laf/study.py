@@ -26,19 +26,20 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class SetInputs:
-    """Where one test set's artefacts are: one inference file per model and the labels."""
+    """Where one test set's artefacts are: the inference file (of its group) of each model, and
+    the labels; the file holds test set ``name`` among others (labelfree.store.read_logits)."""
 
     name: str
     infer: tuple[str, ...]
     labels: str
 
 
-def read_model_logits(ref: str) -> np.ndarray:
+def read_model_logits(ref: tuple[str, str]) -> np.ndarray:
     """The logits (m, K) float32 of one model on one test set: the study's only read of them.
 
-    ``ref`` is what :class:`SetInputs` lists for the model (today an inference file path).
+    ``ref`` = (the model's inference file for the test set's group, the test set's name).
     """
-    return store.read_logits(ref)
+    return store.read_logits(*ref)
 
 
 #: Rows per softmax block: bounds the float64 temporaries of one model's softmax.
@@ -63,7 +64,7 @@ class StreamedProbs:
     reading and converting.
     """
 
-    def __init__(self, refs: Sequence[str], max_probs: np.ndarray, K: int) -> None:
+    def __init__(self, refs: Sequence[tuple[str, str]], max_probs: np.ndarray, K: int) -> None:
         self.refs = list(refs)
         self.max_probs = max_probs
         self.K = K
@@ -101,23 +102,24 @@ def load_testset(inputs: SetInputs) -> tuple[np.ndarray, np.ndarray, StreamedPro
     if y.ndim != 1:
         raise store.ArtefactError(f"{inputs.labels}: LaF needs single-label y, got {y.shape}")
     preds, max_probs, shape = [], [], None
-    for ref in inputs.infer:
+    refs = [(path, inputs.name) for path in inputs.infer]
+    for ref in refs:
         lg = read_model_logits(ref)
         if shape is None:
             shape = lg.shape
             if y.shape[0] != shape[0]:
                 raise store.ArtefactError(
-                    f"{inputs.labels}: {y.shape[0]} labels but {shape[0]} inference rows in {ref}"
+                    f"{inputs.labels}: {y.shape[0]} labels but {shape[0]} inference rows in {ref[0]}"
                 )
         elif lg.shape != shape:
             raise store.ArtefactError(
                 f"{inputs.name}: inference outputs differ in shape "
-                f"{sorted({shape, lg.shape})} ({ref})"
+                f"{sorted({shape, lg.shape})} ({ref[0]})"
             )
         preds.append(lg.argmax(axis=1))
         max_probs.append(softmax32(lg).max(axis=1))
         del lg
-    probs = StreamedProbs(inputs.infer, np.stack(max_probs, axis=1), shape[1])
+    probs = StreamedProbs(refs, np.stack(max_probs, axis=1), shape[1])
     probs.load_seconds = time.perf_counter() - t0
     return np.stack(preds, axis=1).astype(np.int64), y.astype(np.int64), probs
 

@@ -373,7 +373,7 @@ def _colour_subsets(colourset: str, custom: Mapping[str, Any]) -> dict[str, list
 def inference_logits(infer: Mapping[tuple[str, str], str], testset: str, model: str) -> np.ndarray:
     """Logits (rows, K) of ``model`` on ``testset``: the study's one reader of inference results
     (``infer`` maps (test set, model) to the artefact the workflow names)."""
-    return read_logits(infer[(testset, model)])
+    return read_logits(infer[(testset, model)], testset)
 
 
 def followup_logits(

@@ -148,8 +148,9 @@ def write_testsets(
     )
 
 
-def _load(infer: str, layer: str = "penultimate") -> tuple[np.ndarray, np.ndarray]:
-    return softmax(store.read_logits(infer)), store.read_features(infer, layer)
+def _load(infer: str, testset: str, layer: str = "penultimate") -> tuple[np.ndarray, np.ndarray]:
+    """Softmax and features of test set ``testset`` from its inference file (its group's)."""
+    return softmax(store.read_logits(infer, testset)), store.read_features(infer, layer, testset)
 
 
 def model_indicators(
@@ -168,18 +169,22 @@ def model_indicators(
     to path (rotated sets included when the rotation baseline is on); ``kinds`` name -> meta|val."""
     t0 = time.perf_counter()
     rot = bool(cfg["rotation"])
-    id_probs, _ = _load(id_infer)
+    id_probs, _ = _load(id_infer, "id")
     id_y = store.read_image_set(id_testset).y
     keep = source_rows(cfg, id_y, seed)  # carved holdout rows never enter the ATC threshold
     id_probs, id_y = id_probs[keep], id_y[keep]
-    train_feats = store.read_features(infer[REF], "penultimate")
-    train_rot = store.read_features(infer[rot_name(REF)], "penultimate") if rot else None
+    train_feats = store.read_features(infer[REF], "penultimate", REF)
+    train_rot = (
+        store.read_features(infer[rot_name(REF)], "penultimate", rot_name(REF)) if rot else None
+    )
     sets = {}
     for name, kind in kinds.items():
-        probs, feats = _load(infer[name])
+        probs, feats = _load(infer[name], name)
         images = store.read_image_set(testsets[name])
         img_ind = image_indicators(images.x, cfg["blur_form"], cfg["image_form"])
-        rot_feats = store.read_features(infer[rot_name(name)], "penultimate") if rot else None
+        rot_feats = (
+            store.read_features(infer[rot_name(name)], "penultimate", rot_name(name)) if rot else None
+        )
         sets[name] = (kind, SetInputs(probs, feats, images.y, img_ind, rot_feats))
     table = build_indicator_table(
         train_feats, id_probs, id_y, sets, cfg["atc_form"], train_rot, seed=seed

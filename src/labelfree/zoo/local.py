@@ -1,4 +1,4 @@
-"""Train every local model of a zoo in one process (one Snakemake job per zoo, issue 2)."""
+"""Train the local models of a zoo bundle in one process; resolve its other rows (docs/zoo.md)."""
 
 from __future__ import annotations
 
@@ -80,3 +80,49 @@ def train_local_zoo(
             )
             metas.append(meta)
     return metas
+
+
+def build_bundle(
+    zoo: str,
+    rows: list[dict[str, Any]],
+    out_dirs: list[str | Path],
+    train_path: str | Path | None,
+    idset_path: str | Path | None,
+    val_fraction: float,
+    base_seed: int,
+    device: str = "cpu",
+    progress_file: Any = None,
+) -> list[dict[str, Any]]:
+    """Build one bundle of a zoo (docs/zoo.md, bundles): train its local rows on ``train_path``
+    and resolve its torchvision/hub/checkpoint rows (input shape and classes from the ``id`` set
+    at ``idset_path``). Each model depends on its own row only, so a model is the same whichever
+    bundle it is built in. Returns the meta dicts in row order.
+    """
+    if len(rows) != len(out_dirs):
+        raise ValueError(f"zoo {zoo}: {len(rows)} rows but {len(out_dirs)} output directories")
+    local = [i for i, r in enumerate(rows) if r["source"] == "local"]
+    other = [i for i, r in enumerate(rows) if r["source"] != "local"]
+    metas: dict[int, dict[str, Any]] = {}
+    if local:
+        if train_path is None:
+            raise ValueError(f"zoo {zoo}: local models need the training split")
+        trained = train_local_zoo(
+            zoo, [rows[i] for i in local], train_path, [out_dirs[i] for i in local],
+            val_fraction, base_seed, device, progress_file,
+        )
+        metas.update(zip(local, trained, strict=True))
+    if other:
+        from labelfree.store import read_image_set
+        from labelfree.zoo.pretrained import resolve_row
+
+        if idset_path is None:
+            raise ValueError(f"zoo {zoo}: pretrained/checkpoint models need the id test set")
+        ids = read_image_set(idset_path)
+        in_shape = tuple(int(s) for s in ids.x.shape[1:])
+        num_classes = int(ids.y.shape[1]) if ids.y.ndim == 2 else int(ids.y.max()) + 1
+        for i in other:
+            meta = resolve_row(zoo, rows[i], out_dirs[i], ".", in_shape, num_classes)
+            log.info("%s: %s %s -> %s (%d params)", rows[i]["model"], rows[i]["source"],
+                     rows[i]["weights"], out_dirs[i], meta["params"])
+            metas[i] = meta
+    return [metas[i] for i in range(len(rows))]

@@ -27,12 +27,15 @@ def laf_zoo_inputs(wildcards):
     base = laf_base(azoo)
     ts = laf_testsets(azoo)
     inputs = {
-        "infer": [p for t in ts for p in infer_paths(base, t)],
+        # one file per model and test-set group: list each once
+        "infer": list(dict.fromkeys(p for t in ts for p in infer_paths(base, t))),
         "labels": [testset_path(zoo_dataset(base), t) for t in ts],
     }
     if azoo in LAF_CLONES:
         src = LAF_CLONES[azoo]["source"]
-        inputs["source"] = [p for t in ts for p in infer_paths(src, t)]
+        inputs["source"] = list(
+            dict.fromkeys(p for t in ts for p in infer_paths(src, t))
+        )
     return inputs
 
 

@@ -1,25 +1,33 @@
 # Input functions and helpers of `zoo` (kept apart from its rules, see zoo.smk).
 
 
-# Rules of `zoo`: train local models and resolve pretrained/user models into
-# results/zoo/{zoo}/{model}/{weights.safetensors,meta.json} (docs/zoo.md).
-# One job per zoo trains all its local models (tiny jobs must not become many jobs); one job
-# per zoo resolves its torchvision/hub/checkpoint rows. Rules are named per zoo
-# (zoo_train_<zoo>, zoo_resolve_<zoo>) because each has its own list of outputs.
+def rule_name(*parts):
+    """A rule name from zoo, bundle and group names (characters outside [A-Za-z0-9_] -> _)."""
+    return re.sub(r"[^A-Za-z0-9_]", "_", "_".join(parts))
 
 
-def zoo_rows(zoo, local):
-    """Sheet rows of a zoo as plain dicts: local (trained) or not (resolved)."""
-    sheet = ZOO_SHEETS[zoo]
-    sel = sheet[(sheet["source"] == "local") == local]
-    return [
-        {k: (None if v is None or v != v else v) for k, v in r.items()}
-        for r in sel.to_dict("records")
-    ]
-
-
-def zoo_model_files(zoo, rows):
+def zoo_model_files(zoo, models):
     return {
-        "weights": [f"{model_dir(zoo, r['model'])}/weights.safetensors" for r in rows],
-        "meta": [f"{model_dir(zoo, r['model'])}/meta.json" for r in rows],
+        "weights": [f"{model_dir(zoo, m)}/weights.safetensors" for m in models],
+        "meta": [f"{model_dir(zoo, m)}/meta.json" for m in models],
     }
+
+
+def zoo_bundle_inputs(zoo, models):
+    """Inputs of a bundle: the training split for local rows, the `id` set (input shape and
+    classes) for pretrained and checkpoint rows, and every checkpoint file."""
+    rows = [ZOO_ROWS[zoo][m] for m in models]
+    inputs = {}
+    if any(r["source"] == "local" for r in rows):
+        inputs["train"] = dataset_split(zoo_dataset(zoo), ZOOS[zoo]["train_split"])
+    if any(r["source"] != "local" for r in rows):
+        inputs["idset"] = testset_path(zoo_dataset(zoo), "id")
+        inputs["checkpoints"] = [
+            r["weights"] for r in rows if r["source"] == "checkpoint"
+        ]
+    return inputs
+
+
+def zoo_model_inputs(wildcards):
+    """Inputs of one model's job (zoos with `bundle: model`)."""
+    return zoo_bundle_inputs(wildcards.zoo, [wildcards.model])

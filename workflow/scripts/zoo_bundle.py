@@ -1,19 +1,21 @@
-"""Thin adapter: train every local model of one zoo (labelfree.zoo.local.train_local_zoo)."""
+"""Thin adapter: build one bundle of a zoo (labelfree.zoo.local.build_bundle): train its local
+rows, resolve its torchvision/hub/checkpoint rows."""
 
 import torch
 
 from labelfree.joblog import log_to
-from labelfree.zoo.local import train_local_zoo
+from labelfree.zoo.local import build_bundle
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 log_file = log_to(sm.log[0])
 torch.set_num_threads(sm.threads)
 
-train_local_zoo(
+build_bundle(
     zoo=sm.params.zoo,
     rows=sm.params.rows,
-    train_path=sm.input.train,
     out_dirs=sm.params.dirs,
+    train_path=sm.input.get("train"),
+    idset_path=sm.input.get("idset"),
     val_fraction=sm.params.val_fraction,
     base_seed=sm.params.seed,
     device=sm.params.device,
