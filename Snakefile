@@ -27,6 +27,7 @@ include: "workflow/rules/syp.smk"
 include: "workflow/rules/alphatrim.smk"
 include: "workflow/rules/metamorphic.smk"
 include: "workflow/rules/inference.smk"
+include: "workflow/rules/answer.smk"
 include: "workflow/rules/report.smk"
 
 

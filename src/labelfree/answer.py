@@ -1,0 +1,189 @@
+"""One answer per zoo (ARCHITECTURE.md, "answer"; issue 14 item 3): which model is best, how
+accurate each is likely to be, and which inputs to label, from the zoo's inference artefacts.
+
+For every test set of the zoo:
+
+- LaF ranks the models without labels (methods registry ``rank/LaF``, Hu et al., TOSEM 2023);
+- each model's accuracy is estimated without labels: ATC (Garg et al., ICLR 2022; registry
+  ``ATC-MC``) calibrated on the labelled in-distribution set when the test set is another one,
+  else average confidence (``AC``); the interval is a percentile bootstrap over the test set's
+  inputs (B resamples, seeded), i.e. the estimator's sampling spread, not its bias;
+- the true accuracy is shown where the test set has labels, to judge both.
+
+PACE (Chen et al., TOSEM 2020; registry ``select/PACE``), run on the top-ranked model's output
+probabilities, then picks the ``budget`` inputs of the first test set that a person should label
+to measure that model's accuracy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from labelfree.methods import registry
+
+
+@dataclass(frozen=True)
+class TestSet:
+    """One test set of a zoo: per-model probabilities (M, N, K) and labels (N,) or None."""
+
+    name: str
+    probs: np.ndarray
+    labels: np.ndarray | None
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    z = logits - logits.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def bootstrap_interval(correct_proxy: np.ndarray, n_boot: int, seed: int,
+                       level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of per-model means of a per-input quantity (M, N) over resampled
+    inputs: one index matrix (B, N) shared by every model, so the loop is over B only."""
+    m, n = correct_proxy.shape
+    if n == 0:
+        nan = np.full(m, np.nan)
+        return nan, nan
+    idx = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+    means = np.stack([correct_proxy[:, i].mean(axis=1) for i in idx])  # (B, M)
+    lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    return lo, hi
+
+
+def atc_threshold(source_probs: np.ndarray, source_labels: np.ndarray) -> np.ndarray:
+    """Per-model ATC-MC threshold t: the share of source inputs with max-confidence above t
+    equals the source accuracy (Garg et al. 2022, Eq. 1)."""
+    conf = source_probs.max(axis=2)  # (M, Ns)
+    acc = (source_probs.argmax(axis=2) == source_labels[None]).mean(axis=1)
+    return np.array([np.quantile(conf[j], 1 - acc[j]) for j in range(len(acc))])
+
+
+def answer_table(models: Sequence[str], sets: Sequence[TestSet], source: str | None,
+                 n_boot: int = 200, seed: int = 0) -> pd.DataFrame:
+    """One row per (test set, model): LaF score and rank, estimated accuracy with interval,
+    estimator used, true accuracy (NaN when unlabelled)."""
+    by_name = {s.name: s for s in sets}
+    src = by_name.get(source) if source else None
+    rows = []
+    for k, s in enumerate(sets):
+        m = s.probs.shape[0]
+        if m >= 2:
+            laf = np.asarray(registry.call("rank", "LaF", s.probs), dtype=float)
+        else:
+            laf = np.full(m, np.nan)
+        conf = s.probs.max(axis=2)
+        if src is not None and src.labels is not None and s.name != src.name:
+            t = atc_threshold(src.probs, src.labels)
+            proxy = (conf > t[:, None]).astype(float)
+            method = "ATC-MC"
+        else:
+            proxy = conf
+            method = "AC"
+        est = proxy.mean(axis=1)
+        lo, hi = bootstrap_interval(proxy, n_boot, seed + k)
+        true = ((s.probs.argmax(axis=2) == s.labels[None]).mean(axis=1)
+                if s.labels is not None else np.full(m, np.nan))
+        order = (-np.nan_to_num(laf, nan=-np.inf)).argsort(kind="stable")
+        ranks = np.empty(m, dtype=int)
+        ranks[order] = np.arange(1, m + 1)
+        for j, model in enumerate(models):
+            rows.append({"testset": s.name, "model": model, "laf_score": laf[j],
+                         "laf_rank": int(ranks[j]), "estimated_accuracy": est[j],
+                         "interval_low": lo[j], "interval_high": hi[j], "estimator": method,
+                         "true_accuracy": true[j], "inputs": s.probs.shape[1]})
+    return pd.DataFrame(rows)
+
+
+def label_plan(probs: np.ndarray, budget: int, seed: int) -> np.ndarray:
+    """Indices PACE would have a person label (registry ``select/PACE``), ascending."""
+    n = probs.shape[1]
+    budget = int(min(budget, n))
+    picks = registry.call("select", "PACE", probs, budget, seed)
+    return np.sort(np.asarray(picks, dtype=np.int64))
+
+
+def _pct(v: float) -> str:
+    return "—" if v != v else f"{100 * v:.1f}"
+
+
+def render(zoo: str, table: pd.DataFrame, plan: np.ndarray, plan_set: str, top_model: str,
+           scorecard_line: str = "") -> str:
+    """answer.md: the main test set's ranking, then a line per other test set."""
+    first = table["testset"].iloc[0]
+    main = table[table["testset"] == first].sort_values("laf_rank")
+    lines = [f"# Answer for zoo `{zoo}`", ""]
+    lines.append(f"Models ranked without labels by LaF on test set `{first}` "
+                 f"({int(main['inputs'].iloc[0])} inputs); estimated accuracy without labels "
+                 f"({main['estimator'].iloc[0]}) with a 95 % bootstrap interval over inputs; true "
+                 "accuracy where the test set has labels.")
+    lines += ["", "| rank | model | LaF score | estimated accuracy % [95 % interval] | "
+              "true accuracy % |", "|---|---|---|---|---|"]
+    for r in main.itertuples(index=False):
+        lines.append(f"| {r.laf_rank} | `{r.model}` | {r.laf_score:.3f} | {_pct(r.estimated_accuracy)}"
+                     f" [{_pct(r.interval_low)}, {_pct(r.interval_high)}] | "
+                     f"{_pct(r.true_accuracy)} |")
+    others = table[table["testset"] != first]
+    if len(others):
+        lines += ["", "Other test sets: LaF's top model, its estimated and true accuracy, and "
+                  "the rank LaF gave the truly best model (where labels exist).", "",
+                  "| test set | LaF top model | estimated % | true % | LaF rank of the truly best |",
+                  "|---|---|---|---|---|"]
+        for name, grp in others.groupby("testset", sort=False):
+            top = grp.sort_values("laf_rank").iloc[0]
+            best_rank = ("—" if grp["true_accuracy"].isna().all()
+                         else str(int(grp.loc[grp["true_accuracy"].idxmax(), "laf_rank"])))
+            lines.append(f"| `{name}` | `{top.model}` | {_pct(top.estimated_accuracy)} | "
+                         f"{_pct(top.true_accuracy)} | {best_rank} |")
+    lines += ["", f"To measure `{top_model}` on `{plan_set}` with few labels, label these "
+              f"{len(plan)} inputs (PACE selection; indices in `label-these.csv`): "
+              + ", ".join(map(str, plan[:20])) + (" ..." if len(plan) > 20 else "") + "."]
+    if scorecard_line:
+        lines += ["", scorecard_line]
+    return "\n".join(lines) + "\n"
+
+
+def figure(table: pd.DataFrame):
+    """Estimated (with interval) and true accuracy per model on the main test set, LaF order."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    first = table["testset"].iloc[0]
+    main = table[table["testset"] == first].sort_values("laf_rank")
+    x = np.arange(len(main))
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.45 * len(main) + 2), 3.2))
+    est = 100 * main["estimated_accuracy"].to_numpy()
+    err = np.vstack([est - 100 * main["interval_low"].to_numpy(),
+                     100 * main["interval_high"].to_numpy() - est])
+    ax.errorbar(x, est, yerr=err, fmt="o", capsize=3, label="estimated (no labels)")
+    if main["true_accuracy"].notna().any():
+        ax.plot(x, 100 * main["true_accuracy"].to_numpy(), "s", mfc="none", label="true")
+    ax.set_xticks(x, main["model"], rotation=60, ha="right", fontsize=7)
+    ax.set_ylabel("accuracy %")
+    ax.set_xlabel(f"models in LaF rank order on `{first}` (best left)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def build(zoo: str, models: Sequence[str], logits: Mapping[str, np.ndarray],
+          labels: Mapping[str, np.ndarray | None], source: str | None, budget: int,
+          seed: int, n_boot: int = 200) -> tuple[pd.DataFrame, np.ndarray, str, str]:
+    """Everything the answer needs: table, PACE plan on the first test set, its name, top model.
+
+    ``logits``: test set -> (M, N, K) in the zoo's model order (first test set = main one).
+    """
+    sets = [TestSet(name, softmax(np.asarray(lg, dtype=np.float64)), labels.get(name))
+            for name, lg in logits.items()]
+    table = answer_table(models, sets, source, n_boot=n_boot, seed=seed)
+    first = sets[0]
+    top = str(table[table["testset"] == first.name].sort_values("laf_rank").iloc[0]["model"])
+    j = list(models).index(top)
+    plan = label_plan(first.probs[j : j + 1], budget, seed)  # PACE on the top model's outputs
+    return table, plan, first.name, top

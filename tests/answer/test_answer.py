@@ -1,0 +1,82 @@
+"""One answer per zoo (issue 14 item 3): ranking, estimates with intervals, PACE's plan."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("labelfree.methods")
+
+from labelfree.answer import (  # noqa: E402
+    answer_table,
+    atc_threshold,
+    bootstrap_interval,
+    build,
+    render,
+)
+
+
+def synthetic_zoo(accs, n=600, k=5, seed=0, conf=3.0):
+    """Logits of models with independent errors at the given accuracies, and the labels."""
+    gen = np.random.default_rng(seed)
+    y = gen.integers(0, k, n)
+    logits = []
+    for a in accs:
+        right = gen.random(n) < a
+        pred = np.where(right, y, (y + gen.integers(1, k, n)) % k)
+        z = gen.normal(size=(n, k))
+        z[np.arange(n), pred] += conf
+        logits.append(z)
+    return np.stack(logits), y
+
+
+def test_laf_ranks_a_well_separated_zoo_and_true_accuracy_is_exact():
+    models = ["weak", "best", "mid"]
+    lg, y = synthetic_zoo([0.45, 0.9, 0.7])
+    table, plan, first, top = build("z", models, {"id": lg}, {"id": y}, "id", budget=30, seed=0)
+    main = table.set_index("model")
+    assert top == "best" and list(main.sort_values("laf_rank").index) == ["best", "mid", "weak"]
+    np.testing.assert_allclose(main.loc["best", "true_accuracy"],
+                               (lg[1].argmax(1) == y).mean())
+    assert len(plan) == 30 and len(set(plan)) == 30 and plan.max() < 600
+    assert (main["interval_low"] <= main["estimated_accuracy"]).all()
+    assert (main["estimated_accuracy"] <= main["interval_high"]).all()
+
+
+def test_average_confidence_by_hand_and_atc_on_other_sets():
+    """AC = mean max-probability (hand case); on a non-source set the estimator is ATC-MC,
+    whose threshold reproduces the source accuracy on the source set (Garg et al. 2022 Eq. 1)."""
+    from labelfree.answer import TestSet
+
+    p = np.array([[[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.5, 0.5]]])  # (1, 4, 2)
+    t = answer_table(["m"], [TestSet("id", p, None)], source=None, n_boot=50)
+    assert t["estimator"].iloc[0] == "AC"
+    np.testing.assert_allclose(t["estimated_accuracy"].iloc[0], (0.9 + 0.6 + 0.7 + 0.5) / 4)
+    lg, y = synthetic_zoo([0.8, 0.6], n=2000)
+    probs = np.exp(lg) / np.exp(lg).sum(2, keepdims=True)
+    thr = atc_threshold(probs, y)
+    acc = (probs.argmax(2) == y).mean(1)
+    np.testing.assert_allclose((probs.max(2) > thr[:, None]).mean(1), acc, atol=2e-3)
+    sets = [TestSet("id", probs, y), TestSet("shift", probs[:, :1000], None)]
+    t = answer_table(["a", "b"], sets, source="id", n_boot=50)
+    assert list(t[t.testset == "shift"]["estimator"].unique()) == ["ATC-MC"]
+    assert t[t.testset == "shift"]["true_accuracy"].isna().all()
+
+
+def test_bootstrap_interval_narrows_with_more_inputs():
+    gen = np.random.default_rng(1)
+    small = gen.random((1, 100))
+    large = gen.random((1, 10000))
+    lo_s, hi_s = bootstrap_interval(small, 300, 0)
+    lo_l, hi_l = bootstrap_interval(large, 300, 0)
+    assert (hi_s - lo_s)[0] > 5 * (hi_l - lo_l)[0]
+    assert lo_l[0] < large.mean() < hi_l[0]
+
+
+def test_render_lists_models_in_rank_order_and_the_plan():
+    lg, y = synthetic_zoo([0.5, 0.9])
+    table, plan, first, top = build("z", ["m0", "m1"], {"id": lg, "shift": lg[:, :300]},
+                                    {"id": y, "shift": None}, "id", 10, 0)
+    md = render("z", table, plan, first, top)
+    assert md.index("`m1`") < md.index("`m0`")
+    assert "`shift`" in md and "label these 10 inputs" in md

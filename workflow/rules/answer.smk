@@ -1,0 +1,60 @@
+# Rules of `answer`: one answer per zoo from its inference artefacts (src/labelfree/answer.py):
+# LaF ranking, label-free accuracy estimates with intervals, true accuracy where labelled, and
+# the inputs PACE would have a person label. Listed first in the HTML report.
+
+
+include: "functions/answer.smk"
+
+
+ANSWER = config["answer"]
+
+for _z in ANSWER["zoos"]:
+    if _z not in ZOOS:
+        raise WorkflowError(
+            f"Invalid configuration: answer.zoos lists {_z!r}, not a configured zoo "
+            f"({sorted(ZOOS)})"
+        )
+
+
+rule answer:
+    input:
+        unpack(answer_inputs),
+    output:
+        md=report(
+            "results/answer/{zoo}/answer.md",
+            caption="../report/answer/answer.rst",
+            category="1 answers",
+            subcategory="{zoo}",
+        ),
+        csv="results/answer/{zoo}/answer.csv",
+        plan="results/answer/{zoo}/label-these.csv",
+        png=report(
+            "results/answer/{zoo}/answer.png",
+            caption="../report/answer/figure.rst",
+            category="1 answers",
+            subcategory="{zoo}",
+        ),
+        pdf="results/answer/{zoo}/answer.pdf",
+    log:
+        "logs/answer/{zoo}.log",
+    conda:
+        "../../envs/labelfree.yaml"
+    threads: 1
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    params:
+        zoo=lambda w: w.zoo,
+        models=lambda w: zoo_models(w.zoo),
+        groups=lambda w: zoo_groups(w.zoo),
+        testsets=lambda w: zoo_testsets(w.zoo),
+        budget=ANSWER["budget"],
+        bootstrap=ANSWER["bootstrap"],
+        source=ANSWER["source"],
+        seed=SEED,
+    script:
+        "../scripts/answer_zoo.py"
+
+
+if ANSWER["enabled"]:
+    STUDY_TARGETS["answer"] = answer_targets

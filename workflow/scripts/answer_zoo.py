@@ -1,0 +1,31 @@
+"""Thin adapter: one zoo's answer from its inference artefacts (labelfree.answer)."""
+
+import logging
+
+import numpy as np
+import pandas as pd
+
+from labelfree import answer, store
+from labelfree.joblog import log_to
+
+sm = snakemake  # noqa: F821 (injected by Snakemake)
+log_to(sm.log[0])
+zoo, models = sm.params.zoo, list(sm.params.models)
+group_of = {t: g for g, sets in sm.params.groups.items() for t in sets}
+files = {(m, g): f for f, (m, g) in zip(
+    sm.input.infer, [(m, g) for m in models for g in sm.params.groups], strict=True)}
+logits, labels = {}, {}
+for t, path in zip(sm.params.testsets, sm.input.testsets, strict=True):
+    logits[t] = np.stack([store.read_logits(files[(m, group_of[t])], t) for m in models])
+    y = store.read_image_set(path).y
+    labels[t] = y if y.ndim == 1 else None  # multi-label sets: no single-label accuracy
+source = sm.params.source if sm.params.source in logits else None
+table, plan, first, top = answer.build(zoo, models, logits, labels, source, sm.params.budget,
+                                       sm.params.seed, n_boot=sm.params.bootstrap)
+store.save_table(table, sm.output.csv, title=f"Answer for zoo {zoo}")
+store.save_table(pd.DataFrame({"testset": first, "input_index": plan}), sm.output.plan,
+                 title=f"Inputs to label for {top} on {first} (PACE)")
+with store.atomic_path(sm.output.md) as tmp:
+    tmp.write_text(answer.render(zoo, table, plan, first, top))
+store.save_figure(answer.figure(table), sm.output.png, sm.output.pdf)
+logging.info("answer for %s: top model %s on %s; %d inputs to label", zoo, top, first, len(plan))
