@@ -63,9 +63,9 @@ def check_labels(labels: np.ndarray, n: int, K: int, name: str = "labels") -> np
     y = np.asarray(labels)
     if y.ndim != 1 or len(y) != n:
         raise MethodInputError(f"{name}: expected ({n},) class ids, got shape {y.shape}")
-    if y.size and not np.issubdtype(y.dtype, np.integer):
-        if not np.all(np.isfinite(y)) or np.any(np.round(y) != y):
-            raise MethodInputError(f"{name}: labels must be integer class ids")
+    if (y.size and not np.issubdtype(y.dtype, np.integer)
+            and (not np.all(np.isfinite(y)) or np.any(np.round(y) != y))):
+        raise MethodInputError(f"{name}: labels must be integer class ids")
     y = y.astype(np.int64)
     if y.size and (y.min() < 0 or y.max() >= K):
         raise MethodInputError(f"{name}: labels outside 0..{K - 1} (min {y.min()}, max {y.max()})")
