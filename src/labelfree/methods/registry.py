@@ -132,9 +132,10 @@ def _src(ctx: dict[str, Any], P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _logits_or_logprobs(P: np.ndarray, ctx: dict[str, Any]) -> tuple[np.ndarray, bool]:
     if ctx.get("logits") is not None:
         return stack(ctx["logits"], "logits"), False
-    with np.errstate(divide="ignore"):
-        Z = np.log(np.asarray(P, dtype=np.float64))
-    return np.maximum(Z, np.log(np.finfo(np.float64).tiny)), True
+    # fallback (flagged, spec 1): row-centred log-probabilities, the shift-free representative of
+    # the logits (MaNo's Taylor branch is not shift invariant, so this is not the model's logits)
+    Z = np.log(np.maximum(np.asarray(P, dtype=np.float64), 1e-300))
+    return Z - Z.mean(axis=-1, keepdims=True), True
 
 
 # ------------------------------------------------------------------------ label-free estimators
@@ -270,7 +271,7 @@ def _fd(P: np.ndarray, **ctx: Any) -> np.ndarray:
 
 
 @register("MaNo", "rank", cite="Xie et al., NeurIPS 2024; Renchunzi-Xie/MaNo@b9c0262 (spec 1)",
-          note="uses logits; with probabilities only, log-probabilities (flagged fallback)")
+          note="uses logits; with probabilities only, row-centred log-probabilities (flagged fallback)")
 def _mano(P: np.ndarray, **ctx: Any) -> np.ndarray:
     Z, _ = _logits_or_logprobs(P, ctx)
     return _each(Z, lambda z: E.mano(z).score)
