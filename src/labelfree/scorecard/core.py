@@ -123,12 +123,13 @@ def score_zoo(
                 times.append(dict(method=m.name, kind="estimate", set=s, seconds=dt))
             except Exception as exc:  # a failing method is a counted failure (spec 12)
                 fails.append(dict(method=m.name, kind="estimate", set=s, error=repr(exc)[:200]))
-                continue
+                e = np.full(M, np.nan)
             est_cache[m.name] = e
             for i in range(M):
                 est_rows.append(dict(method=m.name, set=s, shift=shift_kind[s], model=names[i],
                                      estimate=float(e[i]), accuracy=float(A[s][i])))
-            if not np.all(np.isfinite(e)):
+            if not np.all(np.isfinite(e)) and (not fails or fails[-1]["method"] != m.name
+                                                or fails[-1]["set"] != s):
                 fails.append(dict(method=m.name, kind="estimate", set=s, error="non-finite"))
         for m in chosen("rank"):
             if missing(m, ctx):
@@ -141,6 +142,8 @@ def score_zoo(
                     times.append(dict(method=m.name, kind="rank", set=s, seconds=dt))
                 except Exception as exc:
                     fails.append(dict(method=m.name, kind="rank", set=s, error=repr(exc)[:200]))
+                    rank_rows.append(dict(method=m.name, set=s, shift=shift_kind[s],
+                                          spearman=np.nan, kendall=np.nan, regret=np.nan))
                     continue
             rank_rows.append(dict(method=m.name, set=s, shift=shift_kind[s],
                                   spearman=mt.spearman(sc, A[s]), kendall=mt.kendall(sc, A[s]),
