@@ -180,3 +180,21 @@ def test_ensemble_agreement_hand():
     P = np.array([[[0.9, 0.1], [0.2, 0.8]], [[0.6, 0.4], [0.6, 0.4]], [[0.7, 0.3], [0.1, 0.9]]])
     # mean: [[0.733, 0.267], [0.3, 0.7]] -> ensemble [0, 1]; model 1 predicts [0, 0]
     assert E.ensemble_agreement(P).tolist() == pytest.approx([1.0, 0.5, 1.0])
+
+
+def test_mano_matches_a_plain_numpy_transcription():
+    """The torch implementation against a line-by-line numpy reading of algs/mano.py (spec 1)."""
+    from scipy.special import logsumexp
+
+    for scale in (0.5, 8.0):  # Taylor and softmax branches
+        z = np.random.default_rng(7).normal(size=(64, 9)) * scale
+        delta = np.mean(logsumexp(z, axis=1) - z.mean(axis=1))
+        if delta > 5:
+            P = softmax(z)
+        else:
+            V = 1 + z + z**2 / 2
+            V = V - V.min(axis=1, keepdims=True)
+            P = V / np.maximum(V.sum(axis=1, keepdims=True), 1e-12)
+        ref = np.linalg.norm(P.ravel(), 4) / (P.size ** 0.25)
+        assert E.mano(z).score == pytest.approx(ref, rel=1e-12)
+        assert E.mano(z.astype(np.float32)).score == pytest.approx(ref, rel=1e-5)  # check 7

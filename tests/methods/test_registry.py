@@ -70,3 +70,15 @@ def test_srs_select_is_seeded(zoo):
     a = call("select", "SRS", zoo["P"], 30, 4)
     assert np.array_equal(a, call("select", "SRS", zoo["P"], 30, 4))
     assert not np.array_equal(a, call("select", "SRS", zoo["P"], 30, 5))
+
+
+def test_fast_paths_equal_the_syp_functions(zoo):
+    """The registry computes SYP's Entropy and ATC with a multithreaded p ln p; same values."""
+    from labelfree.syp.baselines import atc_garg_estimate, atc_garg_threshold, entropy_score
+
+    P, Ps, ys = zoo["P"], zoo["Ps"], zoo["ys"]
+    ent = call("rank", "Entropy", P)
+    assert ent == pytest.approx([-entropy_score(p) for p in P], rel=1e-12)
+    atc = call("estimate", "ATC-SYP", P, source_probs=Ps, source_labels=ys)
+    ref = [atc_garg_estimate(P[m], atc_garg_threshold(Ps[m], ys)) / 100 for m in range(len(P))]
+    assert atc == pytest.approx(ref, abs=1e-12)

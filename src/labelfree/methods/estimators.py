@@ -11,10 +11,9 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import logsumexp
 from scipy.stats import norm
 
-from ._common import MethodInputError, softmax
+from ._common import MethodInputError
 
 # ------------------------------------------------------------------------------ average confidence
 
@@ -25,6 +24,23 @@ def average_confidence(P: np.ndarray) -> np.ndarray:
     ``P`` (..., N, K) -> (...,) ``mean_i max_k P_ik``; float32 input is reduced in float64.
     """
     return np.asarray(P).max(axis=-1).mean(axis=-1, dtype=np.float64)
+
+
+# ------------------------------------------------------------------------------ row reductions
+
+
+def plogp_rows(P: np.ndarray, eps: float = 0.0, normalise: bool = False) -> np.ndarray:
+    """``sum_k p_k ln(p_k + eps)`` per row in float64 (0 ln 0 = 0 when eps = 0); with
+    ``normalise`` the rows are first divided by their sums (as ``syp.indicators.entropy``)."""
+    p = np.array(P, dtype=np.float64)
+    if normalise:
+        p /= p.sum(axis=1, keepdims=True)
+    if eps:
+        lg = np.log(p + eps)
+    else:
+        lg = np.zeros_like(p)
+        np.log(p, out=lg, where=p > 0)
+    return np.einsum("ij,ij->i", p, lg)
 
 
 # ------------------------------------------------------------------------------------------ MaNo
@@ -57,8 +73,12 @@ def mano(
     if z.ndim != 2:
         raise MethodInputError(f"MaNo: logits must be (N, K), got {z.shape}")
     K = z.shape[1]
+    zc = z - z.max(axis=1, keepdims=True)
+    e = np.exp(zc)
+    se = e.sum(axis=1, keepdims=True)
     if isinstance(criterion, str):
-        delta = float(np.mean(logsumexp(z, axis=1) - z.mean(axis=1)))
+        # logsumexp(z) - mean(z) = ln sum exp(z - max) - mean(z - max)
+        delta = float(np.mean(np.log(se[:, 0]) - zc.mean(axis=1)))
         if criterion == "kl":
             delta -= np.log(K)
         elif criterion != "ce":
@@ -66,7 +86,7 @@ def mano(
     else:
         delta = float(criterion)
     if delta > threshold:
-        P = softmax(z, axis=1)
+        P = e / se
         branch = "softmax"
     else:
         V = 1.0 + z + 0.5 * z * z
@@ -75,11 +95,18 @@ def mano(
         P = V / np.maximum(V.sum(axis=1, keepdims=True), 1e-12)
         branch = "taylor"
     if norm_order == 4.0:
-        P2 = P * P
-        m = float(np.mean(P2 * P2))
+        P *= P
+        m = float(np.einsum("ij,ij->", P, P) / P.size)
     else:
         m = float(np.mean(P**norm_order))
     return ManoResult(score=m ** (1.0 / norm_order), delta=delta, branch=branch)
+
+
+def centred_log_probs(P: np.ndarray) -> np.ndarray:
+    """Row-centred ``ln max(p, 1e-300)``: MaNo's flagged fallback when only probabilities exist."""
+    z = np.log(np.maximum(np.asarray(P, dtype=np.float64), 1e-300))
+    z -= z.mean(axis=1, keepdims=True)
+    return z
 
 
 # ---------------------------------------------------------------------------------- nuclear norm
@@ -119,11 +146,10 @@ def nuclear_norm(P: np.ndarray, *, normalise: str = "third_party", method: str =
 
 def atc_scores(P: np.ndarray, score: str = "MC") -> np.ndarray:
     """ATC score functions (spec 4): MC = max prob; NE = sum_k p ln(p + 1e-20)."""
-    P = np.asarray(P, dtype=np.float64)
     if score == "MC":
-        return P.max(axis=1)
+        return np.asarray(P).max(axis=1).astype(np.float64)
     if score == "NE":
-        return (P * np.log(P + 1e-20)).sum(axis=1)
+        return plogp_rows(P, eps=1e-20)
     raise MethodInputError(f"ATC score must be 'MC' or 'NE', got {score!r}")
 
 

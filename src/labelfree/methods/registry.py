@@ -129,13 +129,13 @@ def _src(ctx: dict[str, Any], P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return Ps, ys
 
 
-def _logits_or_logprobs(P: np.ndarray, ctx: dict[str, Any]) -> tuple[np.ndarray, bool]:
+def _logits_of(P: np.ndarray, m: int, ctx: dict[str, Any]) -> np.ndarray:
+    """Model m's logits; fallback (flagged, spec 1): row-centred log-probabilities, the shift-free
+    representative of the logits (MaNo's Taylor branch is not shift invariant, so this is not
+    the model's own logits)."""
     if ctx.get("logits") is not None:
-        return stack(ctx["logits"], "logits"), False
-    # fallback (flagged, spec 1): row-centred log-probabilities, the shift-free representative of
-    # the logits (MaNo's Taylor branch is not shift invariant, so this is not the model's logits)
-    Z = np.log(np.maximum(np.asarray(P, dtype=np.float64), 1e-300))
-    return Z - Z.mean(axis=-1, keepdims=True), True
+        return np.asarray(stack(ctx["logits"], "logits")[m], dtype=np.float64)
+    return E.centred_log_probs(P[m])
 
 
 # ------------------------------------------------------------------------ label-free estimators
@@ -159,11 +159,16 @@ def _doc(P: np.ndarray, **ctx: Any) -> np.ndarray:
 @register("ATC-SYP", "estimate", ["source_probs", "source_labels"], study="syp",
           cite="Garg et al., ICLR 2022 as in syp.baselines.atc_garg_* (negative entropy)")
 def _atc_syp(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    from labelfree.syp.baselines import atc_garg_estimate, atc_garg_threshold
-
+    # syp.baselines.atc_garg_threshold/estimate with syp's entropy computed by the multithreaded
+    # E.plogp_rows(normalise=True) (equal to syp.indicators.entropy, tests/methods/test_registry)
     Ps, ys = _src(ctx, P)
-    return np.array([atc_garg_estimate(P[m], atc_garg_threshold(Ps[m], ys)) / 100.0
-                     for m in range(P.shape[0])])
+    out = np.empty(P.shape[0])
+    for m in range(P.shape[0]):
+        err = 1.0 - float(np.mean(Ps[m].argmax(1) == ys))
+        s = np.sort(E.plogp_rows(Ps[m], normalise=True))
+        t = float(s[min(int(round(err * len(s))), len(s) - 1)])
+        out[m] = float(np.mean(E.plogp_rows(P[m], normalise=True) >= t))
+    return out
 
 
 def _atc(score: str) -> Callable[..., np.ndarray]:
@@ -253,11 +258,10 @@ def _crc_pair(P: np.ndarray, **ctx: Any) -> np.ndarray:
     return crc_scores(P.max(axis=2).T, "pairwise")
 
 
-@register("Entropy", "rank", study="syp", cite="syp.baselines.entropy_score (negated)")
+@register("Entropy", "rank", study="syp", cite="syp.baselines.entropy_score (negated; computed "
+          "by the multithreaded E.plogp_rows, equal to it in tests)")
 def _entropy(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    from labelfree.syp.baselines import entropy_score
-
-    return -_each(P, entropy_score)
+    return _each(P, lambda p: float(E.plogp_rows(p, normalise=True).mean()))
 
 
 @register("FD", "rank", ["features", "source_features"], study="syp",
@@ -273,8 +277,7 @@ def _fd(P: np.ndarray, **ctx: Any) -> np.ndarray:
 @register("MaNo", "rank", cite="Xie et al., NeurIPS 2024; Renchunzi-Xie/MaNo@b9c0262 (spec 1)",
           note="uses logits; with probabilities only, row-centred log-probabilities (flagged fallback)")
 def _mano(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    Z, _ = _logits_or_logprobs(P, ctx)
-    return _each(Z, lambda z: E.mano(z).score)
+    return np.array([E.mano(_logits_of(P, m, ctx)).score for m in range(P.shape[0])])
 
 
 @register("NuclearNorm", "rank", cite="Deng et al., ICML 2023 (spec 2; UNVERIFIED definition, "
