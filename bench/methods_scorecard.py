@@ -90,11 +90,11 @@ def main() -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=Path(__file__).parent).stdout.strip()
     cpu = platform.processor() or platform.machine()
-    try:
-        cpu = next(ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo")
-                   if ln.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
+    info = Path("/proc/cpuinfo")
+    if info.exists():
+        names = [ln.split(":", 1)[1].strip() for ln in info.read_text().splitlines()
+                 if ln.startswith("model name")]
+        cpu = names[0] if names else cpu
     lines = [
         "# bench/methods_scorecard.py results", "",
         f"- size: {a.m} models x {a.n} inputs x {a.k} classes (float32), source set of the same "
