@@ -1,0 +1,72 @@
+"""Array conventions shared by every method (scorecard spec section 0.2).
+
+A zoo's outputs on one set are a stack ``probs`` (M, N, K): M models, N inputs (same order for every
+model), K classes. Lists of (N, K) arrays are accepted and stacked. Probabilities are float64 when a
+method computes with them; storage may stay float32 (converted one model at a time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+
+class MethodInputError(ValueError):
+    """An array given to a method has the wrong shape, values or companion arrays."""
+
+
+def softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Softmax in float64 with the row maximum subtracted (spec 0.2)."""
+    z = np.asarray(logits, dtype=np.float64)
+    z = z - z.max(axis=axis, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def stack(probs: np.ndarray | Sequence[np.ndarray], name: str = "probs") -> np.ndarray:
+    """(M, N, K) view or stack of per-model (N, K) arrays; dtype kept (float32 stays float32)."""
+    if isinstance(probs, np.ndarray):
+        P = probs
+    else:
+        arrs = [np.asarray(p) for p in probs]
+        if not arrs:
+            raise MethodInputError(f"{name}: no model given")
+        shapes = {a.shape for a in arrs}
+        if len(shapes) != 1:
+            raise MethodInputError(f"{name}: models differ in shape {sorted(shapes)}")
+        P = np.stack(arrs)
+    if P.ndim == 2:
+        P = P[None]
+    if P.ndim != 3:
+        raise MethodInputError(f"{name}: expected (M, N, K) or a list of (N, K), got shape {P.shape}")
+    if P.shape[1] < 1 or P.shape[2] < 2:
+        raise MethodInputError(f"{name}: need N >= 1 inputs and K >= 2 classes, got {P.shape[1:]}")
+    if not np.issubdtype(P.dtype, np.floating):
+        P = P.astype(np.float64)
+    return P
+
+
+def predictions(P: np.ndarray) -> np.ndarray:
+    """Argmax predictions (M, N) int64, ties to the lowest index (spec 0.2)."""
+    return np.asarray(P).argmax(axis=-1).astype(np.int64)
+
+
+def accuracy(P: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """True accuracy of every model, ``mean(argmax P[m] == y)`` (spec 12): (M, N, K) -> (M,)."""
+    y = np.asarray(labels)
+    return (predictions(stack(P)) == y[None, :]).mean(axis=1)
+
+
+def check_labels(labels: np.ndarray, n: int, K: int, name: str = "labels") -> np.ndarray:
+    """Labels (n,) int64 in 0..K-1."""
+    y = np.asarray(labels)
+    if y.ndim != 1 or len(y) != n:
+        raise MethodInputError(f"{name}: expected ({n},) class ids, got shape {y.shape}")
+    if (y.size and not np.issubdtype(y.dtype, np.integer)
+            and (not np.all(np.isfinite(y)) or np.any(np.round(y) != y))):
+        raise MethodInputError(f"{name}: labels must be integer class ids")
+    y = y.astype(np.int64)
+    if y.size and (y.min() < 0 or y.max() >= K):
+        raise MethodInputError(f"{name}: labels outside 0..{K - 1} (min {y.min()}, max {y.max()})")
+    return y

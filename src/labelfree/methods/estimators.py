@@ -1,0 +1,330 @@
+"""Label-free accuracy estimators and scores (scorecard spec sections 1-8).
+
+Each function works on one model's arrays (MaNo, nuclear norm, COT, ATC, DoC, Dispersion) or on a
+zoo (GDE, ALine, agreement with the ensemble), in float64, with no Python loop over inputs. Returned
+estimates are accuracy fractions (spec 0.2); scores are "higher = better".
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import norm
+
+from ._common import MethodInputError
+
+# ------------------------------------------------------------------------------ average confidence
+
+
+def average_confidence(P: np.ndarray) -> np.ndarray:
+    """Average max-softmax confidence (Hendrycks & Gimpel 2017) as an accuracy estimate.
+
+    ``P`` (..., N, K) -> (...,) ``mean_i max_k P_ik``; float32 input is reduced in float64.
+    """
+    return np.asarray(P).max(axis=-1).mean(axis=-1, dtype=np.float64)
+
+
+# ------------------------------------------------------------------------------ row reductions
+
+
+def plogp_rows(P: np.ndarray, eps: float = 0.0, normalise: bool = False) -> np.ndarray:
+    """``sum_k p_k ln(p_k + eps)`` per row in float64 (0 ln 0 = 0 when eps = 0); with
+    ``normalise`` the rows are first divided by their sums (as ``syp.indicators.entropy``)."""
+    p = np.array(P, dtype=np.float64)
+    if normalise:
+        p /= p.sum(axis=1, keepdims=True)
+    if eps:
+        lg = np.log(p + eps)
+    else:
+        lg = np.zeros_like(p)
+        np.log(p, out=lg, where=p > 0)
+    return np.einsum("ij,ij->i", p, lg)
+
+
+# ------------------------------------------------------------------------------------------ MaNo
+
+
+@dataclass(frozen=True)
+class ManoResult:
+    """MaNo score S, criterion delta and the branch taken (spec 1)."""
+
+    score: float
+    delta: float
+    branch: str  # 'softmax' or 'taylor'
+
+
+def mano(
+    logits: np.ndarray,
+    *,
+    norm_order: float = 4.0,
+    threshold: float = 5.0,
+    criterion: float | str = "ce",
+    row_min: bool = True,
+) -> ManoResult:
+    """MaNo (Xie et al., NeurIPS 2024), spec 1; Renchunzi-Xie/MaNo@b9c0262 ``algs/mano.py``.
+
+    delta = mean_i [logsumexp(z_i) - mean_k z_ik] (``criterion='ce'``; ``'kl'`` subtracts ln K; a
+    float freezes it). delta > threshold -> P = softmax(Z); else P = normalised order-2 Taylor
+    ``1 + z + z^2/2`` with the row minimum subtracted. S = (mean_ik P_ik^p)^(1/p).
+    """
+    z = np.asarray(logits, dtype=np.float64)
+    if z.ndim != 2:
+        raise MethodInputError(f"MaNo: logits must be (N, K), got {z.shape}")
+    K = z.shape[1]
+    zc = z - z.max(axis=1, keepdims=True)
+    e = np.exp(zc)
+    se = e.sum(axis=1, keepdims=True)
+    if isinstance(criterion, str):
+        # logsumexp(z) - mean(z) = ln sum exp(z - max) - mean(z - max)
+        delta = float(np.mean(np.log(se[:, 0]) - zc.mean(axis=1)))
+        if criterion == "kl":
+            delta -= np.log(K)
+        elif criterion != "ce":
+            raise MethodInputError(f"MaNo criterion must be 'ce', 'kl' or a float, got {criterion!r}")
+    else:
+        delta = float(criterion)
+    if delta > threshold:
+        P = e / se
+        branch = "softmax"
+    else:
+        V = 1.0 + z + 0.5 * z * z
+        if row_min:
+            V -= V.min(axis=1, keepdims=True)
+        P = V / np.maximum(V.sum(axis=1, keepdims=True), 1e-12)
+        branch = "taylor"
+    if norm_order == 4.0:
+        P *= P
+        m = float(np.einsum("ij,ij->", P, P) / P.size)
+    else:
+        m = float(np.mean(P**norm_order))
+    return ManoResult(score=m ** (1.0 / norm_order), delta=delta, branch=branch)
+
+
+def centred_log_probs(P: np.ndarray) -> np.ndarray:
+    """Row-centred ``ln max(p, 1e-300)``: MaNo's flagged fallback when only probabilities exist."""
+    z = np.log(np.maximum(np.asarray(P, dtype=np.float64), 1e-300))
+    z -= z.mean(axis=1, keepdims=True)
+    return z
+
+
+# ---------------------------------------------------------------------------------- nuclear norm
+
+
+def nuclear_norm(P: np.ndarray, *, normalise: str = "third_party", method: str = "auto") -> float:
+    """Nuclear norm of the softmax matrix (Deng et al., ICML 2023), spec 2. UNVERIFIED DEFINITION.
+
+    No authors' code is public: the normalisation ``||P||_* / sqrt(min(N, K) * N)`` is the
+    third-party reading of spec 2 (``normalise='none'``: the raw nuclear norm). ``method='svd'``
+    sums the singular values; ``'gram'`` sums sqrt of the eigenvalues of the smaller Gram matrix
+    (agrees with svd to ~1e-6 relative, much faster); ``'auto'`` = gram when min(N, K) > 64.
+    """
+    A = np.asarray(P, dtype=np.float64)
+    if A.ndim != 2:
+        raise MethodInputError(f"nuclear norm: probs must be (N, K), got {A.shape}")
+    N, K = A.shape
+    if method == "auto":
+        method = "gram" if min(N, K) > 64 else "svd"
+    if method == "svd":
+        nuc = float(np.linalg.svd(A, compute_uv=False).sum())
+    elif method == "gram":
+        G = A.T @ A if N >= K else A @ A.T
+        ev = np.linalg.eigvalsh(G)
+        nuc = float(np.sqrt(np.clip(ev, 0.0, None)).sum())
+    else:
+        raise MethodInputError(f"nuclear norm method must be 'auto', 'svd' or 'gram', got {method!r}")
+    if normalise == "third_party":
+        return nuc / np.sqrt(min(N, K) * N)
+    if normalise == "none":
+        return nuc
+    raise MethodInputError(f"nuclear norm normalise must be 'third_party' or 'none', got {normalise!r}")
+
+
+# ------------------------------------------------------------------------------------ ATC and DoC
+
+
+def atc_scores(P: np.ndarray, score: str = "MC") -> np.ndarray:
+    """ATC score functions (spec 4): MC = max prob; NE = sum_k p ln(p + 1e-20)."""
+    if score == "MC":
+        return np.asarray(P).max(axis=1).astype(np.float64)
+    if score == "NE":
+        return plogp_rows(P, eps=1e-20)
+    raise MethodInputError(f"ATC score must be 'MC' or 'NE', got {score!r}")
+
+
+def atc_threshold(src_scores: np.ndarray, correct: np.ndarray, rule: str = "code") -> float:
+    """ATC threshold (spec 4, ``ATC_helper.py::find_ATC_threshold``).
+
+    ``rule='code'``: ``sort(s)[n_inc - 1]`` (0.0 with a warning when no source error);
+    ``'exact'``: ``sort(s)[n_inc]`` (+inf when every source sample is wrong).
+    """
+    s = np.sort(np.asarray(src_scores, dtype=np.float64))
+    n_inc = int(np.size(correct) - np.count_nonzero(correct))
+    if rule == "code":
+        if n_inc == 0:
+            warnings.warn("ATC: source accuracy is 1, threshold stays 0.0 (spec 4)", stacklevel=2)
+            return 0.0
+        return float(s[n_inc - 1])
+    if rule == "exact":
+        return float(s[n_inc]) if n_inc < len(s) else float("inf")
+    raise MethodInputError(f"ATC threshold_rule must be 'code' or 'exact', got {rule!r}")
+
+
+def atc(
+    P: np.ndarray, P_src: np.ndarray, y_src: np.ndarray, *, score: str = "MC",
+    threshold_rule: str = "code",
+) -> float:
+    """ATC (Garg et al., ICLR 2022) accuracy estimate, spec 4: ``mean(s_target >= t)``."""
+    t = atc_threshold(atc_scores(P_src, score), np.asarray(P_src).argmax(axis=1) == y_src,
+                      threshold_rule)
+    return float(np.mean(atc_scores(P, score) >= t))
+
+
+def doc(P: np.ndarray, P_src: np.ndarray, y_src: np.ndarray) -> float:
+    """DoC (Guillory et al., ICCV 2021), spec 5: ``acc_src + mean max P - mean max P_src``."""
+    acc_src = float(np.mean(np.asarray(P_src).argmax(axis=1) == y_src))
+    return acc_src + float(average_confidence(P)) - float(average_confidence(P_src))
+
+
+# ------------------------------------------------------------------------------------------- GDE
+
+
+def agreement_matrix(preds: np.ndarray) -> np.ndarray:
+    """Pairwise agreement ``mean_i [yhat_a,i == yhat_b,i]`` of (M, N) predictions -> (M, M)."""
+    Y = np.asarray(preds)
+    M = Y.shape[0]
+    out = np.ones((M, M))
+    for a in range(M):
+        out[a, a + 1:] = (Y[a + 1:] == Y[a]).mean(axis=1)
+        out[a + 1:, a] = out[a, a + 1:]
+    return out
+
+
+def gde(preds: np.ndarray, partner: str | dict[int, int] = "mean_others") -> np.ndarray:
+    """GDE (Jiang et al., ICLR 2022), spec 6: accuracy = 1 - disagreement with a partner.
+
+    ``preds`` (M, N). ``partner``: 'mean_others' (mean over every other model), 'next'
+    ((m + 1) mod M) or a map {m: partner}.
+    """
+    Y = np.asarray(preds)
+    M = Y.shape[0]
+    if M < 2:
+        raise MethodInputError("GDE needs at least 2 models")
+    agree = agreement_matrix(Y)
+    if partner == "mean_others":
+        dis = (1.0 - agree).sum(axis=1) / (M - 1)
+    elif partner == "next":
+        dis = 1.0 - agree[np.arange(M), (np.arange(M) + 1) % M]
+    elif isinstance(partner, dict):
+        dis = np.array([1.0 - agree[m, partner[m]] for m in range(M)])
+    else:
+        raise MethodInputError(f"GDE partner must be 'mean_others', 'next' or a dict, got {partner!r}")
+    return 1.0 - dis
+
+
+# ------------------------------------------------------------------------- agreement-on-the-line
+
+
+@dataclass(frozen=True)
+class AlineResult:
+    """ALine outputs for one target set (spec 7)."""
+
+    aline_s: np.ndarray  # (M,) accuracy
+    aline_s_probit: np.ndarray  # (M,) raw code output (probit scale)
+    aline_d: np.ndarray  # (M,) accuracy
+    slope: float
+    bias: float
+    r2: float
+    n_pairs_used: int
+    kept: np.ndarray  # (n_pairs, 2) model pairs kept
+
+
+def aline(
+    preds_src: np.ndarray, acc_src: np.ndarray, preds_tgt: np.ndarray,
+    lo: float = 0.05, hi: float = 0.98,
+) -> AlineResult:
+    """ALine-S and ALine-D (Baek et al., NeurIPS 2022), spec 7;
+    kebaek/Agreement-on-the-line@99cb46e ``agreement_trajectory.ipynb::aline``.
+
+    Pairs i < j with ID and OOD agreement in [lo, hi]; OLS of probit(OOD agr.) on probit(ID agr.);
+    ALine-S = Phi(slope * probit(acc_src) + bias); ALine-D = Phi(min-norm lstsq of the pair system).
+    """
+    Ys, Yt = np.asarray(preds_src), np.asarray(preds_tgt)
+    M = Ys.shape[0]
+    a = norm.ppf(np.asarray(acc_src, dtype=np.float64))
+    g_all, h_all = agreement_matrix(Ys), agreement_matrix(Yt)
+    iu, ju = np.triu_indices(M, k=1)
+    g, h = g_all[iu, ju], h_all[iu, ju]
+    keep = (g <= hi) & (g >= lo) & (h <= hi) & (h >= lo)
+    iu, ju, g, h = iu[keep], ju[keep], g[keep], h[keep]
+    nan = np.full(M, np.nan)
+    if np.unique(g).size < 2:
+        warnings.warn("ALine: fewer than 2 distinct ID agreements among kept pairs; NaN",
+                      stacklevel=2)
+        return AlineResult(nan, nan.copy(), nan.copy(), np.nan, np.nan, np.nan, int(keep.sum()),
+                           np.stack([iu, ju], axis=1))
+    x, y = norm.ppf(g), norm.ppf(h)
+    X = np.stack([np.ones_like(x), x], axis=1)
+    (bias, slope), *_ = np.linalg.lstsq(X, y, rcond=None)
+    resid = y - X @ np.array([bias, slope])
+    sst = float(((y - y.mean()) ** 2).sum())
+    r2 = 1.0 - float((resid**2).sum()) / sst if sst > 0 else np.nan
+    pred_s = slope * a + bias
+    A = np.zeros((len(iu), M))
+    A[np.arange(len(iu)), iu] += 0.5
+    A[np.arange(len(iu)), ju] += 0.5
+    abar = 0.5 * a[iu] + 0.5 * a[ju]
+    b = y + slope * (abar - x)
+    w = np.linalg.lstsq(A, b, rcond=None)[0]
+    return AlineResult(norm.cdf(pred_s), pred_s, norm.cdf(w), float(slope), float(bias), r2,
+                       len(iu), np.stack([iu, ju], axis=1))
+
+
+# ------------------------------------------------------------------------------------ Dispersion
+
+
+def dispersion(feats: np.ndarray, preds: np.ndarray, num_classes: int | None = None) -> float:
+    """Dispersion score (Xie et al., 2023), spec 8; Renchunzi-Xie/Dispersion@ef5e00f
+    ``common/distance.py::dispersion``: ``ln(sum_k n_k ||mu_k - mu||^2 / (C - 1))``.
+
+    C = number of distinct predicted classes [code]; ``num_classes=K`` divides by K - 1 instead
+    (the spec's ``divisor='num_classes'`` option).
+    """
+    X = np.asarray(feats, dtype=np.float64)
+    y = np.asarray(preds)
+    if X.ndim != 2 or len(X) != len(y):
+        raise MethodInputError(f"Dispersion: feats {X.shape} and preds {y.shape} do not match")
+    classes, inv, counts = np.unique(y, return_inverse=True, return_counts=True)
+    C, N = len(classes), len(y)
+    if not 1 < C < N:
+        raise MethodInputError(f"Dispersion: need 1 < predicted classes < N, got C={C}, N={N}")
+    mu = X.mean(axis=0)
+    sums = np.zeros((C, X.shape[1]))
+    _segment_sum(X, inv, C, sums)
+    mu_k = sums / counts[:, None]
+    between = float((counts * ((mu_k - mu) ** 2).sum(axis=1)).sum())
+    div = C - 1 if num_classes is None else num_classes - 1
+    with np.errstate(divide="ignore"):
+        return float(np.log(between / div))
+
+
+def _segment_sum(X: np.ndarray, inv: np.ndarray, C: int, out: np.ndarray) -> None:
+    """Row sums of X per group ``inv`` (one sorted pass, no per-row Python loop)."""
+    order = np.argsort(inv, kind="stable")
+    starts = np.searchsorted(inv[order], np.arange(C))
+    out[:] = np.add.reduceat(X[order], starts, axis=0)
+
+
+# --------------------------------------------------------------------- agreement with the ensemble
+
+
+def ensemble_agreement(P: np.ndarray) -> np.ndarray:
+    """Agreement of each model's argmax with the argmax of the zoo's mean probabilities: (M,).
+
+    A label-free ranking score used as a baseline (issue 18 item 2).
+    """
+    P = np.asarray(P)
+    mean = P.mean(axis=0, dtype=np.float64)
+    ens = mean.argmax(axis=1)
+    return (P.argmax(axis=2) == ens[None, :]).mean(axis=1)

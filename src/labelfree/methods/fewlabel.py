@@ -1,0 +1,367 @@
+"""Few-label methods: Active Testing, ModelPicker, CODA, and the random baseline
+(scorecard spec sections 9-11 and 12.3).
+
+Labels are read only through the indices a method queries (``labels[idx]``). Every method takes an
+explicit ``seed``; repeated runs are vectorised over seeds where the algorithm allows it, with one
+``numpy.random.Generator`` per call (the authors' legacy global-RNG streams are not reproduced; the
+runs have the same distribution).
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import betaln
+
+from ._common import MethodInputError
+
+# ------------------------------------------------------------------------------ Active Testing
+
+
+@dataclass(frozen=True)
+class ActiveTestingResult:
+    """Per seed s and step j (1-based budget j + 1): acquired index, its pmf value q, and the
+    LURE accuracy estimate after that many labels (spec 11)."""
+
+    indices: np.ndarray  # (S, b) pool indices in acquisition order
+    q: np.ndarray  # (S, b)
+    accuracy: np.ndarray  # (S, b) 1 - R_LURE after 1..b labels
+    biased: np.ndarray  # (S, b) plain mean accuracy of the acquired labels
+
+
+def lure_risk(losses: np.ndarray, q: np.ndarray, N: int) -> np.ndarray:
+    """R_LURE after every prefix M = 1..b (spec 11): (..., b) losses and pmf values -> (..., b).
+
+    ``v_j = 1 + (N - M)/(N - j) * (1/((N - j + 1) q_j) - 1)`` (v = 1 when M = N),
+    ``R = (1/M) sum_j v_j L_j``; computed for all M at once with cumulative sums.
+    """
+    L = np.asarray(losses, dtype=np.float64)
+    q = np.asarray(q, dtype=np.float64)
+    b = L.shape[-1]
+    j = np.arange(1, b + 1, dtype=np.float64)
+    M = j
+    with np.errstate(divide="ignore", invalid="ignore"):
+        term = np.where(j < N, (1.0 / ((N - j + 1) * q) - 1.0) / (N - j), 0.0) * L
+    R = (np.cumsum(L, axis=-1) + (N - M) * np.cumsum(term, axis=-1)) / M
+    return R
+
+
+def active_testing(
+    P: np.ndarray, labels: np.ndarray, budget: int, seed: int, n_seeds: int = 1,
+    surrogate: np.ndarray | None = None,
+) -> ActiveTestingResult:
+    """Active Testing (Kossen et al., ICML 2021), accuracy loss, spec 11;
+    jlko/active-testing@82512ac ``acquisition.py::ClassifierAcquisitionAccuracy``,
+    ``risk_estimators.py::FancyUnbiasedRiskEstimator``.
+
+    ``P`` (N, K) model under test; ``surrogate`` Q (N, K), default P. Acquisition
+    ``a_i = 1 - Q[i, argmax P_i]``, floored at ``0.05 max_j a_j`` over the remaining points, drawn
+    in proportion (all zero: uniform, with a warning). ``n_seeds`` independent runs, one Generator.
+    """
+    P = np.asarray(P, dtype=np.float64)
+    N = P.shape[0]
+    if not 1 <= budget <= N:
+        raise MethodInputError(f"Active Testing: budget {budget} not in 1..{N}")
+    Q = P if surrogate is None else np.asarray(surrogate, dtype=np.float64)
+    pred = P.argmax(axis=1)
+    a = 1.0 - Q[np.arange(N), pred]
+    correct = pred == np.asarray(labels)
+    rng = np.random.default_rng(seed)
+    S = n_seeds
+    remaining = np.ones((S, N), dtype=bool)
+    idx = np.zeros((S, budget), dtype=np.int64)
+    qs = np.zeros((S, budget))
+    rows = np.arange(S)
+    warned = False
+    for m in range(budget):
+        a_rem = np.where(remaining, a, -np.inf)
+        floor = 0.05 * a_rem.max(axis=1, keepdims=True)
+        s = np.where(remaining, np.maximum(a, floor), 0.0)
+        tot = s.sum(axis=1, keepdims=True)
+        zero = tot[:, 0] <= 0
+        if zero.any():
+            if not warned:
+                warnings.warn("Active Testing: all acquisition scores are 0; uniform fallback "
+                              "(spec 11 quirk)", stacklevel=2)
+                warned = True
+            s[zero] = remaining[zero]
+            tot = s.sum(axis=1, keepdims=True)
+        pmf = s / tot
+        cum = np.cumsum(pmf, axis=1)
+        u = rng.random(S)[:, None] * cum[:, -1:]
+        pick = np.minimum((cum <= u).sum(axis=1), N - 1)
+        bad = ~remaining[rows, pick]  # rounding at the top end: take the last remaining point
+        if bad.any():
+            pick[bad] = N - 1 - np.argmax(remaining[bad][:, ::-1], axis=1)
+        idx[:, m] = pick
+        qs[:, m] = pmf[rows, pick]
+        remaining[rows, pick] = False
+    L = (~correct[idx]).astype(np.float64)
+    acc = 1.0 - lure_risk(L, qs, N)
+    biased = 1.0 - np.cumsum(L, axis=1) / np.arange(1, budget + 1)
+    return ActiveTestingResult(idx, qs, acc, biased)
+
+
+# ------------------------------------------------------------------------------ ModelPicker
+
+
+@dataclass(frozen=True)
+class ModelPickerResult:
+    """Per run: the model returned at each budget, its -L ranking scores, labels used (spec 9)."""
+
+    best: np.ndarray  # (R, n_budgets) model index at each budget ('at_budget')
+    scores: np.ndarray  # (R, n_budgets, M) -L at the moment the budget was reached
+    used: np.ndarray  # (R, n_budgets) labels actually used (< b if the stream ran out)
+    final_best: np.ndarray  # (R,) argmin L after the whole stream (authors' evaluation reading)
+    queries: np.ndarray  # (R,) total queries over the whole stream
+
+
+def _argmin_random(L: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Row-wise argmin with ties broken uniformly at random."""
+    tie = L.min(axis=1, keepdims=True) >= L
+    key = np.where(tie, rng.random(L.shape), -1.0)
+    return key.argmax(axis=1)
+
+
+def model_picker(
+    preds: np.ndarray, labels: np.ndarray, budgets: list[int], tuning_par: np.ndarray | float,
+    seed: int, n_runs: int = 1, stop_at_budget: bool = True,
+) -> ModelPickerResult:
+    """ModelPicker (Karimi et al., AISTATS 2021), spec 9; DS3Lab/online-active-model-selection
+    @b56c738 ``src/methods/model_picker.py::model_picker``, ``_compute_u_t``.
+
+    ``preds`` (M, N) argmax predictions; the stream is a random permutation of the pool per run.
+    Posterior ``w = exp(-eta_t (L - min L))``, eta_t = sqrt(ln M / 2)/sqrt(t);
+    ``u = tuning_par * max_c s_c (1 - s_c)``, floored at eta_t on disagreement instances, capped at
+    1; a query adds ``1[yhat != y] / u`` to L. ``returned='at_budget'`` (spec 9): argmin L right after
+    the b-th query (ties at random). ``tuning_par`` may be one value per run.
+    ``stop_at_budget`` ends the stream once every run has reached max(budgets) (then final_best and
+    queries describe the truncated stream).
+    """
+    Y = np.asarray(preds)
+    M, N = Y.shape
+    y = np.asarray(labels)
+    rng = np.random.default_rng(seed)
+    R = n_runs
+    tp = np.broadcast_to(np.asarray(tuning_par, dtype=np.float64), (R,)).copy()
+    budgets = sorted(int(b) for b in budgets)
+    bmax = budgets[-1]
+    perm = np.argsort(rng.random((R, N)), axis=1)
+    eta0 = np.sqrt(np.log(M) / 2.0)
+    L = np.zeros((R, M))
+    nq = np.zeros(R, dtype=np.int64)
+    nb = len(budgets)
+    best = np.full((R, nb), -1, dtype=np.int64)
+    scores = np.zeros((R, nb, M))
+    used = np.zeros((R, nb), dtype=np.int64)
+    barr = np.asarray(budgets)
+    wrong = y[None, :] != Y  # (M, N) -- read only at queried instances
+    for t in range(1, N + 1):
+        x = perm[:, t - 1]
+        Yt = Y[:, x].T  # (R, M)
+        eta = eta0 / np.sqrt(t)
+        w = np.exp(-eta * (L - L.min(axis=1, keepdims=True)))
+        w /= w.sum(axis=1, keepdims=True)
+        same = Yt[:, :, None] == Yt[:, None, :]
+        W = np.einsum("rmk,rk->rm", same, w)  # weight of the class predicted by model m
+        u = tp * (W * (1.0 - W)).max(axis=1)
+        u = np.where(np.isfinite(u), np.minimum(u, 1.0), 0.0)
+        dis = (Yt != Yt[:, :1]).any(axis=1)
+        u = np.where(dis & (u > 0), np.minimum(np.maximum(u, eta), 1.0), 0.0)
+        z = dis & (rng.random(R) < u)
+        if z.any():
+            L[z] += wrong[:, x[z]].T / u[z, None]
+            nq[z] += 1
+            hit = z[:, None] & (nq[:, None] == barr[None, :])
+            if hit.any():
+                r_i, b_i = np.nonzero(hit)
+                best[r_i, b_i] = _argmin_random(L[r_i], rng)
+                scores[r_i, b_i] = -L[r_i]
+                used[r_i, b_i] = barr[b_i]
+        if stop_at_budget and (nq >= bmax).all():
+            break
+    final = _argmin_random(L, rng)
+    miss = best < 0
+    if miss.any():
+        r_i, b_i = np.nonzero(miss)
+        best[r_i, b_i] = final[r_i]
+        scores[r_i, b_i] = -L[r_i]
+        used[r_i, b_i] = nq[r_i]
+    return ModelPickerResult(best, scores, used, final, nq)
+
+
+def tune_model_picker(
+    preds: np.ndarray, labels: np.ndarray, budgets: list[int], seed: int, grid_size: int = 40,
+    reals: int = 8, bound: float = 1e4, lower_log2: float = -12.0,
+) -> dict[int, float]:
+    """tuning_par per budget (spec 9, ``tune_hyperpar_base``): the grid value
+    ``logspace(lower, log2(bound), grid_size, base=2)`` whose mean query count over ``reals``
+    full-stream runs is closest to b (first on ties). Authors' defaults are grid 250 x 100 runs;
+    the smaller default here is a speed departure."""
+    grid = np.logspace(lower_log2, np.log2(bound), grid_size, base=2)
+    res = model_picker(preds, labels, [1], np.repeat(grid, reals), seed, grid_size * reals,
+                       stop_at_budget=False)
+    mean_q = res.queries.reshape(grid_size, reals).mean(axis=1)
+    return {int(b): float(grid[int(np.argmin(np.abs(mean_q - b)))]) for b in budgets}
+
+
+# ------------------------------------------------------------------------------------- CODA
+
+_GRID = np.linspace(1e-6, 1.0 - 1e-6, 256)
+
+
+def _beta_pdf_logcdf(alpha: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Beta pdf on the quadrature grid and ln max(cdf, 1e-30), cdf by the cumulative trapezoid
+    from 0 at the first grid point (spec 10, ``compute_pbest_beta_batched``). Shapes (..., 256)."""
+    x = _GRID
+    a, b = alpha[..., None], beta[..., None]
+    pdf = np.exp((a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x) - betaln(a, b))
+    dx = np.diff(x)
+    cdf = np.concatenate(
+        [np.zeros((*pdf.shape[:-1], 1)), np.cumsum(0.5 * (pdf[..., 1:] + pdf[..., :-1]) * dx, -1)],
+        axis=-1,
+    )
+    return pdf, np.log(np.maximum(cdf, 1e-30))
+
+
+def _pbest_rows(pdf: np.ndarray, lcdf: np.ndarray) -> np.ndarray:
+    """P(model h best | class) from pdf, log-cdf (..., H, G): trapz(pdf * prod_{h' != h} cdf)
+    normalised over h."""
+    tot = lcdf.sum(axis=-2, keepdims=True)
+    prod = np.exp(np.clip(tot - lcdf, -80.0, 80.0))
+    r = np.trapezoid(pdf * prod, _GRID, axis=-1)
+    return r / np.maximum(r.sum(axis=-1, keepdims=True), 1e-30)
+
+
+@dataclass(frozen=True)
+class CodaResult:
+    """CODA run (spec 10): queried indices, P_best after each label, returned model per step."""
+
+    indices: np.ndarray  # (b,)
+    pbest: np.ndarray  # (b + 1, H): before any label, then after each
+    best: np.ndarray  # (b + 1,)
+    stochastic: bool  # a random EIG tie-break happened
+
+
+class Coda:
+    """CODA (Kay et al., ICCV 2025), spec 10; justinkay/coda@f240a4c ``coda/coda.py::CODA``.
+
+    ``P`` (H, N, C) pool probabilities. Float64 numpy (the authors use float32 torch).
+    """
+
+    def __init__(self, P: np.ndarray, alpha: float = 0.9, learning_rate: float = 0.01,
+                 multiplier: float = 2.0, diag_prior: bool = True, chunk: int = 64):
+        self.P = np.asarray(P, dtype=np.float64)
+        H, N, C = self.P.shape
+        self.lr, self.chunk = learning_rate, chunk
+        self.pred = self.P.argmax(axis=2)  # (H, N)
+        ens = self.P.mean(axis=0).argmax(axis=1)
+        S = np.einsum("nc,hnj->hcj", np.eye(C)[ens], self.P)
+        S /= np.maximum(S.sum(axis=2, keepdims=True), 1e-6)
+        if diag_prior:
+            base = np.full((C, C), 1.0 / (C - 1))
+            np.fill_diagonal(base, 1.0)
+        else:
+            base = np.full((C, C), 2.0 / C)
+        self.D = multiplier * (base[None] + (1.0 - alpha) * S)  # (H, C, C)
+        self.unlabelled = np.ones(N, dtype=bool)
+        self._update_pi()
+
+    def _update_pi(self) -> None:
+        A = np.einsum("hnj,hcj->nc", self.P, self.D)  # sum over h of the likelihood weights
+        self.pi_n = A / np.maximum(A.sum(axis=1, keepdims=True), 1e-12)
+        pi = self.pi_n.sum(axis=0)
+        self.pi = pi / pi.sum()
+
+    def _ab(self) -> tuple[np.ndarray, np.ndarray]:
+        al = np.einsum("hcc->hc", self.D)
+        return al, self.D.sum(axis=2) - al  # (H, C)
+
+    def pbest(self) -> np.ndarray:
+        """P_best(h) = sum_c pi(c) P(h best | c) (spec 10)."""
+        al, be = self._ab()
+        pdf, lc = _beta_pdf_logcdf(al.T, be.T)  # (C, H, G)
+        return self.pi @ _pbest_rows(pdf, lc)
+
+    def eig(self, cand: np.ndarray) -> np.ndarray:
+        """Expected information gain (bits) of labelling each candidate (spec 10, ``eig_batched``)."""
+        al, be = self._ab()
+        pdf, lc = _beta_pdf_logcdf(al.T, be.T)  # (C, H, G)
+        pdfA, lcA = _beta_pdf_logcdf(al.T + 1.0, be.T)
+        pdfB, lcB = _beta_pdf_logcdf(al.T, be.T + 1.0)
+        r0 = _pbest_rows(pdf, lc)  # (C, H)
+        mix0 = self.pi @ r0
+        m0 = np.maximum(mix0, 1e-12)
+        h0 = -(m0 * np.log2(m0)).sum()
+        C = r0.shape[0]
+        out = np.empty(len(cand))
+        for s in range(0, len(cand), self.chunk):
+            c_idx = cand[s:s + self.chunk]
+            hit = self.pred[:, c_idx].T[:, None, :] == np.arange(C)[None, :, None]  # (n, C, H)
+            pdf_h = np.where(hit[..., None], pdfA[None], pdfB[None])
+            lc_h = np.where(hit[..., None], lcA[None], lcB[None])
+            r_hyp = _pbest_rows(pdf_h, lc_h)  # (n, C, H)
+            mix = mix0[None, None, :] + self.pi[None, :, None] * (r_hyp - r0[None])
+            mm = np.maximum(mix, 1e-12)
+            h_after = -(mm * np.log2(mm)).sum(axis=2)  # (n, C)
+            out[s:s + self.chunk] = h0 - (self.pi_n[c_idx] * h_after).sum(axis=1)
+        return out
+
+    def candidates(self) -> np.ndarray:
+        """Unlabelled items on which not all models agree; all unlabelled if none (spec 10)."""
+        dis = (self.pred != self.pred[:1]).any(axis=0) & self.unlabelled
+        return np.flatnonzero(dis if dis.any() else self.unlabelled)
+
+    def add_label(self, n: int, y: int) -> None:
+        """``D[h, y, yhat_h(n)] += learning_rate`` for every h, then recompute pi (spec 10)."""
+        H = self.D.shape[0]
+        self.D[np.arange(H), y, self.pred[:, n]] += self.lr
+        self.unlabelled[n] = False
+        self._update_pi()
+
+
+def coda(P: np.ndarray, labels: np.ndarray, budget: int, seed: int, prefilter_n: int = 0,
+         **kw) -> CodaResult:
+    """Run CODA for ``budget`` labels (spec 10): EIG acquisition, ties (``isclose`` rtol=atol=1e-8)
+    broken by ``random.Random(seed).choice``; ``prefilter_n`` random candidates per step."""
+    c = Coda(P, **kw)
+    g = random.Random(seed)
+    y = np.asarray(labels)
+    idx, pb = [], [c.pbest()]
+    stochastic = False
+    for _ in range(budget):
+        cand = c.candidates()
+        if cand.size == 0:
+            break
+        if 0 < prefilter_n < cand.size:
+            cand = np.asarray(sorted(g.sample(list(cand), prefilter_n)))
+        e = c.eig(cand)
+        top = e.max()
+        ties = np.flatnonzero(np.isclose(e, top, rtol=1e-8, atol=1e-8))
+        if ties.size > 1:
+            stochastic = True
+            n = int(cand[g.choice(list(ties))])
+        else:
+            n = int(cand[int(np.argmax(e))])
+        c.add_label(n, int(y[n]))
+        idx.append(n)
+        pb.append(c.pbest())
+    pbest = np.asarray(pb)
+    return CodaResult(np.asarray(idx, dtype=np.int64), pbest, pbest.argmax(axis=1), stochastic)
+
+
+# -------------------------------------------------------------------------- random baseline
+
+
+def random_labels(N: int, budget: int, seed: int, n_runs: int = 1) -> np.ndarray:
+    """(R, budget) uniform draws without replacement (prefixes serve smaller budgets)."""
+    rng = np.random.default_rng(seed)
+    return np.argsort(rng.random((n_runs, N)), axis=1)[:, :budget]
+
+
+def labelled_accuracy(preds: np.ndarray, idx: np.ndarray, y_idx: np.ndarray) -> np.ndarray:
+    """Accuracy of every model on the labelled inputs: preds (M, N), idx (b,), y (b,) -> (M,)."""
+    return (np.asarray(preds)[:, idx] == np.asarray(y_idx)[None, :]).mean(axis=1)

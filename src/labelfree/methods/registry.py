@@ -1,0 +1,440 @@
+"""One registry of label-free and few-label methods, each with a uniform signature per kind.
+
+Kinds and signatures (``probs`` is (M, N, K) or a list of M arrays (N, K); ``ctx`` holds the
+optional companions ``logits`` (M, N, K), ``features`` (list of M (N, D_m)), ``source_probs``
+(M, N_s, K), ``source_labels`` (N_s,), ``source_features`` (list of M (N_s, D_m))):
+
+- ``rank``:     fn(probs, **ctx) -> (M,) scores, higher = predicted better;
+- ``estimate``: fn(probs, **ctx) -> (M,) accuracy fractions; every estimator is also a ranker
+  (registered as ``rank`` under the same name);
+- ``select``:   fn(probs, budget, seed, **ctx) -> (budget,) indices of inputs to label;
+- ``fewlabel``: fn(probs, labels, budgets, seed, n_runs, **ctx) -> :class:`FewLabelRuns` -- labels
+  are read only at the indices the method queries.
+
+A method declares what it needs (``needs``); :func:`call` checks it and names what is missing. The
+five study packages never import this module; their methods are registered here.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import cot as _cot
+from . import estimators as E
+from . import fewlabel as F
+from ._common import MethodInputError, predictions, stack
+
+KINDS = ("rank", "estimate", "select", "fewlabel")
+CTX_KEYS = ("logits", "features", "source_probs", "source_labels", "source_features")
+
+
+@dataclass(frozen=True)
+class Method:
+    """A registered method: name, kind, function, what it needs, where it comes from."""
+
+    name: str
+    kind: str
+    fn: Callable[..., Any]
+    needs: frozenset[str] = frozenset()
+    study: str = "methods"
+    cite: str = ""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class FewLabelRuns:
+    """Outcome of a few-label method over R runs and the requested budgets (sorted ascending).
+
+    accuracy: (R, B, M) estimated accuracy (NaN where the method estimates nothing);
+    scores: (R, B, M) ranking scores; best: (R, B) returned model; used: (R, B) labels used.
+    """
+
+    budgets: tuple[int, ...]
+    accuracy: np.ndarray
+    scores: np.ndarray
+    best: np.ndarray
+    used: np.ndarray
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+REGISTRY: dict[tuple[str, str], Method] = {}
+
+
+def register(name: str, kind: str, needs: Sequence[str] = (), study: str = "methods",
+             cite: str = "", note: str = "") -> Callable[[Callable], Callable]:
+    """Decorator adding ``fn`` to the registry under (kind, name)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind {kind!r} is not one of {KINDS}")
+
+    def deco(fn: Callable) -> Callable:
+        REGISTRY[(kind, name)] = Method(name, kind, fn, frozenset(needs), study, cite, note)
+        if kind == "estimate":
+            REGISTRY[("rank", name)] = Method(name, "rank", fn, frozenset(needs), study, cite,
+                                              "ranks by its accuracy estimate")
+        return fn
+
+    return deco
+
+
+def methods(kind: str | None = None) -> list[Method]:
+    """Registered methods of one kind (all kinds if None), in registration order."""
+    return [m for (k, _), m in REGISTRY.items() if kind is None or k == kind]
+
+
+def get(kind: str, name: str) -> Method:
+    try:
+        return REGISTRY[(kind, name)]
+    except KeyError:
+        names = ", ".join(m.name for m in methods(kind))
+        raise MethodInputError(f"no {kind} method {name!r}; known: {names}") from None
+
+
+def missing(method: Method, ctx: dict[str, Any]) -> list[str]:
+    """Companion arrays ``method`` needs that ``ctx`` lacks."""
+    return sorted(k for k in method.needs if ctx.get(k) is None)
+
+
+def call(kind: str, name: str, probs: Any, *args: Any, **ctx: Any) -> Any:
+    """Run one registered method after checking its needs (uniform signature of its kind)."""
+    m = get(kind, name)
+    unknown = set(ctx) - set(CTX_KEYS)
+    if unknown:
+        raise MethodInputError(f"unknown context key(s) {sorted(unknown)}; known: {CTX_KEYS}")
+    lack = missing(m, ctx)
+    if lack:
+        raise MethodInputError(f"{kind} {name!r} needs {', '.join(lack)}")
+    return m.fn(stack(probs), *args, **ctx)
+
+
+# ----------------------------------------------------------------------------------- helpers
+
+
+def _each(P: np.ndarray, f: Callable[[np.ndarray], float]) -> np.ndarray:
+    """Apply a per-model function over the M models (the loop is over models only)."""
+    return np.array([f(P[m]) for m in range(P.shape[0])], dtype=np.float64)
+
+
+def _src(ctx: dict[str, Any], P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    Ps = stack(ctx["source_probs"], "source_probs")
+    ys = np.asarray(ctx["source_labels"])
+    if Ps.shape[0] != P.shape[0] or Ps.shape[2] != P.shape[2]:
+        raise MethodInputError(f"source_probs {Ps.shape} does not match probs {P.shape} (M, K)")
+    if len(ys) != Ps.shape[1]:
+        raise MethodInputError(f"source_labels has {len(ys)} entries for {Ps.shape[1]} inputs")
+    return Ps, ys
+
+
+def _logits_of(P: np.ndarray, m: int, ctx: dict[str, Any]) -> np.ndarray:
+    """Model m's logits; fallback (flagged, spec 1): row-centred log-probabilities, the shift-free
+    representative of the logits (MaNo's Taylor branch is not shift invariant, so this is not
+    the model's own logits)."""
+    if ctx.get("logits") is not None:
+        return np.asarray(stack(ctx["logits"], "logits")[m], dtype=np.float64)
+    return E.centred_log_probs(P[m])
+
+
+# ------------------------------------------------------------------------ label-free estimators
+
+
+@register("AC", "estimate", cite="Hendrycks & Gimpel, ICLR 2017 (average max-softmax confidence)")
+def _ac(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    return _each(P, E.average_confidence)
+
+
+@register("DoC", "estimate", ["source_probs", "source_labels"], study="syp",
+          cite="Guillory et al., ICCV 2021; syp.baselines.doc_estimate (scorecard spec 5)")
+def _doc(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    from labelfree.syp.baselines import doc_estimate
+
+    Ps, ys = _src(ctx, P)
+    return np.array([doc_estimate(P[m], Ps[m], float(np.mean(Ps[m].argmax(1) == ys))) / 100.0
+                     for m in range(P.shape[0])])
+
+
+@register("ATC-SYP", "estimate", ["source_probs", "source_labels"], study="syp",
+          cite="Garg et al., ICLR 2022 as in syp.baselines.atc_garg_* (negative entropy)")
+def _atc_syp(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    # syp.baselines.atc_garg_threshold/estimate with syp's entropy computed by the multithreaded
+    # E.plogp_rows(normalise=True) (equal to syp.indicators.entropy, tests/methods/test_registry)
+    Ps, ys = _src(ctx, P)
+    out = np.empty(P.shape[0])
+    for m in range(P.shape[0]):
+        err = 1.0 - float(np.mean(Ps[m].argmax(1) == ys))
+        s = np.sort(E.plogp_rows(Ps[m], normalise=True))
+        t = float(s[min(int(round(err * len(s))), len(s) - 1)])
+        out[m] = float(np.mean(E.plogp_rows(P[m], normalise=True) >= t))
+    return out
+
+
+def _atc(score: str) -> Callable[..., np.ndarray]:
+    def fn(P: np.ndarray, **ctx: Any) -> np.ndarray:
+        Ps, ys = _src(ctx, P)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return np.array([E.atc(P[m], Ps[m], ys, score=score) for m in range(P.shape[0])])
+
+    return fn
+
+
+register("ATC-MC", "estimate", ["source_probs", "source_labels"],
+         cite="Garg et al., ICLR 2022; ATC_code@6f1e336 find_ATC_threshold (scorecard spec 4)")(
+    _atc("MC"))
+register("ATC-NE", "estimate", ["source_probs", "source_labels"],
+         cite="Garg et al., ICLR 2022; ATC_code@6f1e336 find_ATC_threshold (scorecard spec 4)")(
+    _atc("NE"))
+
+
+@register("COT", "estimate", ["source_labels"],
+          cite="Lu et al., NeurIPS 2023; luyuzhe111/COT@392c0ff run_estimation.py (spec 3)",
+          note="exact assignment; O(n^2) memory, slow for n in the thousands")
+def _cot_est(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    ys = np.asarray(ctx["source_labels"])
+    return _each(P, lambda p: _cot.cot(p, ys).accuracy)
+
+
+@register("COTT", "estimate", ["source_probs", "source_labels"],
+          cite="Lu et al., NeurIPS 2023; luyuzhe111/COT@392c0ff utils.py::compute_cott (spec 3)",
+          note="exact assignment; O(n^2) memory, slow for n in the thousands")
+def _cott_est(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    Ps, ys = _src(ctx, P)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np.array([_cot.cott(P[m], Ps[m], ys).accuracy for m in range(P.shape[0])])
+
+
+@register("GDE", "estimate", cite="Jiang et al., ICLR 2022 (spec 6; partner = mean over others)")
+def _gde(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    return E.gde(predictions(P))
+
+
+def _aline(which: str) -> Callable[..., np.ndarray]:
+    def fn(P: np.ndarray, **ctx: Any) -> np.ndarray:
+        Ps, ys = _src(ctx, P)
+        Ys = predictions(Ps)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = E.aline(Ys, (Ys == ys[None]).mean(axis=1), predictions(P))
+        return r.aline_s if which == "S" else r.aline_d
+
+    return fn
+
+
+register("ALine-S", "estimate", ["source_probs", "source_labels"],
+         cite="Baek et al., NeurIPS 2022; kebaek/Agreement-on-the-line@99cb46e aline (spec 7)")(
+    _aline("S"))
+register("ALine-D", "estimate", ["source_probs", "source_labels"],
+         cite="Baek et al., NeurIPS 2022; kebaek/Agreement-on-the-line@99cb46e aline (spec 7)")(
+    _aline("D"))
+
+
+# ------------------------------------------------------------------------------------ rankers
+
+
+@register("LaF", "rank", study="laf", cite="Guo et al., LaF (labelfree.laf.core.rank)")
+def _laf(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    from labelfree.laf.core import rank as laf_rank
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return laf_rank(predictions(P).T, P.shape[2]).score
+
+
+@register("CRC-mean", "rank", study="laf", cite="LaF baseline CRC (labelfree.laf.baselines)")
+def _crc_mean(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    from labelfree.laf.baselines import crc_scores
+
+    return crc_scores(P.max(axis=2).T, "mean")
+
+
+@register("CRC-pairwise", "rank", study="laf", cite="LaF baseline CRC (labelfree.laf.baselines)")
+def _crc_pair(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    from labelfree.laf.baselines import crc_scores
+
+    return crc_scores(P.max(axis=2).T, "pairwise")
+
+
+@register("Entropy", "rank", study="syp", cite="syp.baselines.entropy_score (negated; computed "
+          "by the multithreaded E.plogp_rows, equal to it in tests)")
+def _entropy(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    return _each(P, lambda p: float(E.plogp_rows(p, normalise=True).mean()))
+
+
+@register("FD", "rank", ["features", "source_features"], study="syp",
+          cite="Deng & Zheng, CVPR 2021; syp.indicators.frechet_distance (negated)")
+def _fd(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    from labelfree.syp.indicators import feature_stats, frechet_distance
+
+    f, fs = ctx["features"], ctx["source_features"]
+    return -np.array([frechet_distance(feature_stats(fs[m]), feature_stats(f[m]))
+                      for m in range(P.shape[0])])
+
+
+@register("MaNo", "rank", cite="Xie et al., NeurIPS 2024; Renchunzi-Xie/MaNo@b9c0262 (spec 1)",
+          note="uses logits; with probabilities only, row-centred log-probabilities (flagged fallback)")
+def _mano(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    return np.array([E.mano(_logits_of(P, m, ctx)).score for m in range(P.shape[0])])
+
+
+@register("NuclearNorm", "rank", cite="Deng et al., ICML 2023 (spec 2; UNVERIFIED definition, "
+          "third-party normalisation)")
+def _nuc(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    return _each(P, E.nuclear_norm)
+
+
+@register("Dispersion", "rank", ["features"],
+          cite="Xie et al., 2023; Renchunzi-Xie/Dispersion@ef5e00f (spec 8)")
+def _disp(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    f = ctx["features"]
+    Y = predictions(P)
+    return np.array([E.dispersion(f[m], Y[m]) for m in range(P.shape[0])])
+
+
+@register("EnsembleAgreement", "rank", cite="agreement with the zoo's mean-probability argmax")
+def _ens(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    return E.ensemble_agreement(P)
+
+
+# ------------------------------------------------------------------------------------ selectors
+
+
+def _guide(P: np.ndarray, ctx: dict[str, Any]) -> np.ndarray:
+    """Features guiding a zoo-level selection: the zoo's mean probabilities (N, K), or the mean of
+    the given per-model features when they share a width."""
+    f = ctx.get("features")
+    if f is not None and len({np.shape(x) for x in f}) == 1:
+        return np.mean([np.asarray(x, dtype=np.float64) for x in f], axis=0)
+    return P.mean(axis=0, dtype=np.float64)
+
+
+@register("SRS", "select", study="pace", cite="simple random sampling without replacement")
+def _srs(P: np.ndarray, budget: int, seed: int, **ctx: Any) -> np.ndarray:
+    if not 1 <= budget <= P.shape[1]:
+        raise MethodInputError(f"SRS: budget {budget} not in 1..{P.shape[1]}")
+    return np.random.default_rng(seed).choice(P.shape[1], size=budget, replace=False)
+
+
+@register("PACE", "select", study="pace", cite="Chen et al., PACE (labelfree.pace.core.select) "
+          "on the zoo's mean probabilities (or mean features)")
+def _pace(P: np.ndarray, budget: int, seed: int, **ctx: Any) -> np.ndarray:
+    from labelfree.pace.core import select as pace_select
+
+    X = _guide(P, ctx)
+    mcs = max(2, min(80, X.shape[0] // 10))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return pace_select(X, budget, seed=seed, min_cluster_size=mcs).indices
+
+
+@register("CES", "select", study="laf", cite="Li et al., CES as adapted by LaF "
+          "(labelfree.laf.baselines.ces_select) on the zoo's mean probabilities")
+def _ces(P: np.ndarray, budget: int, seed: int, **ctx: Any) -> np.ndarray:
+    from labelfree.laf.baselines import ces_select
+
+    return ces_select(_guide(P, ctx), budget, np.random.default_rng(seed))
+
+
+@register("SDS", "select", study="laf", cite="LaF baseline SDS (labelfree.laf.baselines)")
+def _sds(P: np.ndarray, budget: int, seed: int, **ctx: Any) -> np.ndarray:
+    from labelfree.laf.baselines import sds_pool, sds_sample
+
+    return sds_sample(sds_pool(predictions(P).T), budget, np.random.default_rng(seed))
+
+
+# ---------------------------------------------------------------------------------- few-label
+
+
+def _budgets(budgets: Sequence[int], N: int) -> tuple[int, ...]:
+    b = tuple(sorted({int(x) for x in budgets}))
+    if not b or b[0] < 1 or b[-1] > N:
+        raise MethodInputError(f"budgets {list(budgets)} must lie in 1..{N}")
+    return b
+
+
+@register("ActiveTesting", "fewlabel",
+          cite="Kossen et al., ICML 2021; jlko/active-testing@82512ac (spec 11), b labels per model")
+def _at(P: np.ndarray, labels: np.ndarray, budgets: Sequence[int], seed: int, n_runs: int = 1,
+        **ctx: Any) -> FewLabelRuns:
+    M, N, _ = P.shape
+    b = _budgets(budgets, N)
+    acc = np.empty((n_runs, len(b), M))
+    for m in range(M):
+        r = F.active_testing(P[m], labels, b[-1], seed + 7919 * m, n_runs)
+        acc[:, :, m] = r.accuracy[:, np.asarray(b) - 1]
+    best = acc.argmax(axis=2)
+    used = np.broadcast_to(np.asarray(b) * M, (n_runs, len(b))).copy()
+    return FewLabelRuns(b, acc, acc.copy(), best, used, {"labels_per_model": b})
+
+
+@register("ModelPicker", "fewlabel",
+          cite="Karimi et al., AISTATS 2021; DS3Lab/online-active-model-selection@b56c738 (spec 9)",
+          note="tuning_par tuned per budget on a 40 x 8 grid (authors: 250 x 100)")
+def _mp(P: np.ndarray, labels: np.ndarray, budgets: Sequence[int], seed: int, n_runs: int = 1,
+        **ctx: Any) -> FewLabelRuns:
+    M, N, _ = P.shape
+    b = _budgets(budgets, N)
+    Y = predictions(P)
+    tune = F.tune_model_picker(Y, labels, list(b), seed + 1)
+    best = np.empty((n_runs, len(b)), dtype=np.int64)
+    scores = np.empty((n_runs, len(b), M))
+    used = np.empty((n_runs, len(b)), dtype=np.int64)
+    for j, bj in enumerate(b):
+        r = F.model_picker(Y, labels, [bj], tune[bj], seed + j, n_runs)
+        best[:, j], scores[:, j], used[:, j] = r.best[:, 0], r.scores[:, 0], r.used[:, 0]
+    return FewLabelRuns(b, np.full((n_runs, len(b), M), np.nan), scores, best, used,
+                        {"tuning_par": tune})
+
+
+@register("CODA", "fewlabel", cite="Kay et al., ICCV 2025; justinkay/coda@f240a4c (spec 10)",
+          note="EIG over every disagreement item: cost grows as N x K x M per label")
+def _coda(P: np.ndarray, labels: np.ndarray, budgets: Sequence[int], seed: int, n_runs: int = 1,
+          **ctx: Any) -> FewLabelRuns:
+    M, N, _ = P.shape
+    b = _budgets(budgets, N)
+    bi = np.asarray(b)
+    best = np.empty((n_runs, len(b)), dtype=np.int64)
+    scores = np.empty((n_runs, len(b), M))
+    first = None
+    for r in range(n_runs):
+        res = first if first is not None else F.coda(P, labels, b[-1], seed + r)
+        if not res.stochastic:  # spec 10: a run without random tie-breaks is the same for all seeds
+            first = res
+        k = np.minimum(bi, len(res.indices))
+        best[r], scores[r] = res.best[k], res.pbest[k]
+    used = np.broadcast_to(np.minimum(bi, N), (n_runs, len(b))).copy()
+    return FewLabelRuns(b, np.full((n_runs, len(b), M), np.nan), scores, best, used)
+
+
+def _from_selector(sel: str) -> Callable[..., FewLabelRuns]:
+    def fn(P: np.ndarray, labels: np.ndarray, budgets: Sequence[int], seed: int,
+           n_runs: int = 1, **ctx: Any) -> FewLabelRuns:
+        M, N, _ = P.shape
+        b = _budgets(budgets, N)
+        Y = predictions(P)
+        y = np.asarray(labels)
+        acc = np.empty((n_runs, len(b), M))
+        rng = np.random.default_rng(seed)
+        for r in range(n_runs):
+            for j, bj in enumerate(b):
+                idx = call("select", sel, P, bj, seed + 1000 * r + j, **ctx)
+                acc[r, j] = F.labelled_accuracy(Y, idx, y[idx])
+        key = np.where(acc >= acc.max(axis=2, keepdims=True), rng.random(acc.shape), -1.0)
+        used = np.broadcast_to(np.asarray(b), (n_runs, len(b))).copy()
+        return FewLabelRuns(b, acc, acc.copy(), key.argmax(axis=2), used)
+
+    return fn
+
+
+for _sel in ("SRS", "PACE", "CES"):
+    register(f"{_sel}+labels", "fewlabel", study=get("select", _sel).study,
+             cite=f"{_sel} picks, then accuracy on the labelled picks (ties at random)")(
+        _from_selector(_sel))
+
+
+def accuracy_from_labels(probs: Any, idx: np.ndarray, y_idx: np.ndarray) -> np.ndarray:
+    """Accuracy of every model on labelled picks (``labelfree estimate --labels``): (M,)."""
+    return F.labelled_accuracy(predictions(stack(probs)), np.asarray(idx), np.asarray(y_idx))

@@ -1,0 +1,242 @@
+"""Score every registered method on one zoo's arrays (scorecard spec section 12).
+
+:func:`score_zoo` takes, per test set, the stack of model probabilities, the labels and the kind
+of shift; one set is the source (its labels may be read by ATC, DoC, COT(T), ALine; it is excluded
+from every aggregate and reported as a sanity row). Target labels reach only the few-label
+methods, which read them at the indices they query. Each method is reached through the registry.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from labelfree.methods import accuracy, call, methods, missing, stack
+
+from . import metrics as mt
+
+SOURCE_KINDS = ("source", "clean", "none", "id")
+DEFAULT_RUNS = {"ActiveTesting": 200, "ModelPicker": 200, "CODA": 5, "SRS+labels": 200,
+                "PACE+labels": 3, "CES+labels": 20}
+
+
+@dataclass
+class Scorecard:
+    """Long tables of one zoo's scorecard plus their aggregates (see :func:`score_zoo`)."""
+
+    truth: pd.DataFrame  # set, shift, model, accuracy
+    estimates: pd.DataFrame  # method, set, shift, model, estimate, accuracy
+    ranking: pd.DataFrame  # method, set, shift, spearman, kendall, regret
+    fewlabel: pd.DataFrame  # method, set, shift, budget, run, regret, p_best, spearman, ...
+    failures: pd.DataFrame  # method, kind, set, error
+    timings: pd.DataFrame  # method, kind, set, seconds
+    summary: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+
+def _source_name(shift_kind: Mapping[str, str], source: str | None) -> str | None:
+    if source is not None:
+        if source not in shift_kind:
+            raise ValueError(f"source set {source!r} is not among the sets {sorted(shift_kind)}")
+        return source
+    cands = [s for s, k in shift_kind.items() if str(k).lower() in SOURCE_KINDS]
+    return cands[0] if cands else None
+
+
+def _timed(fn, *a, **k):
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = fn(*a, **k)
+    return out, time.perf_counter() - t0
+
+
+def score_zoo(
+    probs: Mapping[str, np.ndarray | Sequence[np.ndarray]],
+    labels: Mapping[str, np.ndarray],
+    shift_kind: Mapping[str, str],
+    source: str | None = None,
+    *,
+    logits: Mapping[str, np.ndarray] | None = None,
+    features: Mapping[str, Sequence[np.ndarray]] | None = None,
+    model_names: Sequence[str] | None = None,
+    budgets: Sequence[int] = (10, 20, 40, 80),
+    n_runs: Mapping[str, int] | int | None = None,
+    seed: int = 0,
+    include: Mapping[str, Sequence[str]] | None = None,
+    exclude: Sequence[str] = (),
+) -> Scorecard:
+    """Score every registered method on one zoo (scorecard spec 12).
+
+    probs: set -> (M, N_s, K) (or list of M (N_s, K)); labels: set -> (N_s,); shift_kind: set ->
+    kind string (the source set's kind is 'source' or 'clean' unless ``source`` names it).
+    ``include``: kind -> method names to run (default: every registered method of the kind);
+    ``exclude``: method names to skip. ``n_runs``: runs per few-label method (default
+    :data:`DEFAULT_RUNS`, 20 for others). Budgets above a set's size are skipped for that set.
+    """
+    sets = list(probs)
+    src = _source_name(shift_kind, source)
+    P = {s: stack(probs[s], f"probs[{s}]") for s in sets}
+    M = {P[s].shape[0] for s in sets}
+    K = {P[s].shape[2] for s in sets}
+    if len(M) != 1 or len(K) != 1:
+        raise ValueError(f"sets disagree on models or classes: M {sorted(M)}, K {sorted(K)}")
+    M = M.pop()
+    names = list(model_names) if model_names is not None else [f"m{i}" for i in range(M)]
+    A = {s: accuracy(P[s], labels[s]) for s in sets}
+    truth = pd.DataFrame([dict(set=s, shift=shift_kind[s], model=names[m], accuracy=A[s][m])
+                          for s in sets for m in range(M)])
+
+    def ctx_for(s: str) -> dict[str, Any]:
+        c: dict[str, Any] = {}
+        if logits is not None and s in logits:
+            c["logits"] = logits[s]
+        if features is not None and s in features:
+            c["features"] = features[s]
+        if src is not None:
+            c["source_probs"] = P[src]
+            c["source_labels"] = labels[src]  # source labels only (spec 0.2)
+            if features is not None and src in features:
+                c["source_features"] = features[src]
+        return c
+
+    def chosen(kind: str) -> list:
+        ms = [m for m in methods(kind) if m.name not in exclude]
+        if include is not None and kind in include:
+            ms = [m for m in ms if m.name in include[kind]]
+        return ms
+
+    est_rows, rank_rows, few_rows, fails, times = [], [], [], [], []
+    for s in sets:
+        ctx = ctx_for(s)
+        est_cache: dict[str, np.ndarray] = {}
+        for m in chosen("estimate"):
+            if missing(m, ctx):
+                continue
+            try:
+                e, dt = _timed(call, "estimate", m.name, P[s], **ctx)
+                times.append(dict(method=m.name, kind="estimate", set=s, seconds=dt))
+            except Exception as exc:  # a failing method is a counted failure (spec 12)
+                fails.append(dict(method=m.name, kind="estimate", set=s, error=repr(exc)[:200]))
+                e = np.full(M, np.nan)
+            est_cache[m.name] = e
+            for i in range(M):
+                est_rows.append(dict(method=m.name, set=s, shift=shift_kind[s], model=names[i],
+                                     estimate=float(e[i]), accuracy=float(A[s][i])))
+            if not np.all(np.isfinite(e)) and (not fails or fails[-1]["method"] != m.name
+                                                or fails[-1]["set"] != s):
+                fails.append(dict(method=m.name, kind="estimate", set=s, error="non-finite"))
+        for m in chosen("rank"):
+            if missing(m, ctx):
+                continue
+            if m.name in est_cache:
+                sc = est_cache[m.name]
+            else:
+                try:
+                    sc, dt = _timed(call, "rank", m.name, P[s], **ctx)
+                    times.append(dict(method=m.name, kind="rank", set=s, seconds=dt))
+                except Exception as exc:
+                    fails.append(dict(method=m.name, kind="rank", set=s, error=repr(exc)[:200]))
+                    rank_rows.append(dict(method=m.name, set=s, shift=shift_kind[s],
+                                          spearman=np.nan, kendall=np.nan, regret=np.nan))
+                    continue
+            rank_rows.append(dict(method=m.name, set=s, shift=shift_kind[s],
+                                  spearman=mt.spearman(sc, A[s]), kendall=mt.kendall(sc, A[s]),
+                                  regret=mt.top1_regret(sc, A[s])))
+        if s == src:
+            continue
+        N = P[s].shape[1]
+        bs = [b for b in budgets if b <= N]
+        if not bs:
+            continue
+        for m in chosen("fewlabel"):
+            if missing(m, ctx):
+                continue
+            R = (n_runs if isinstance(n_runs, int) else
+                 (n_runs or DEFAULT_RUNS).get(m.name, DEFAULT_RUNS.get(m.name, 20)))
+            try:
+                r, dt = _timed(call, "fewlabel", m.name, P[s], labels[s], bs, seed, R, **ctx)
+                times.append(dict(method=m.name, kind="fewlabel", set=s, seconds=dt))
+            except Exception as exc:
+                fails.append(dict(method=m.name, kind="fewlabel", set=s, error=repr(exc)[:200]))
+                continue
+            a = A[s]
+            for j, b in enumerate(r.budgets):
+                for run in range(r.best.shape[0]):
+                    acc_hat = r.accuracy[run, j]
+                    est = np.isfinite(acc_hat).all()
+                    few_rows.append(dict(
+                        method=m.name, set=s, shift=shift_kind[s], budget=b, run=run,
+                        regret=float(a.max() - a[r.best[run, j]]),
+                        p_best=float(a[r.best[run, j]] >= a.max()),
+                        spearman=mt.spearman(r.scores[run, j], a),
+                        kendall=mt.kendall(r.scores[run, j], a),
+                        mae=mt.mae(acc_hat, a) if est else np.nan,
+                        bias=mt.bias(acc_hat, a) if est else np.nan,
+                        used=int(r.used[run, j])))
+    card = Scorecard(
+        truth=truth,
+        estimates=pd.DataFrame(est_rows, columns=["method", "set", "shift", "model", "estimate",
+                                                  "accuracy"]),
+        ranking=pd.DataFrame(rank_rows, columns=["method", "set", "shift", "spearman", "kendall",
+                                                 "regret"]),
+        fewlabel=pd.DataFrame(few_rows, columns=["method", "set", "shift", "budget", "run",
+                                                 "regret", "p_best", "spearman", "kendall", "mae",
+                                                 "bias", "used"]),
+        failures=pd.DataFrame(fails, columns=["method", "kind", "set", "error"]),
+        timings=pd.DataFrame(times, columns=["method", "kind", "set", "seconds"]),
+    )
+    card.summary = summarise(card, src)
+    return card
+
+
+def _by_kind(df: pd.DataFrame, per_set: pd.DataFrame, keys: list[str], cols: list[str],
+             src: str | None) -> pd.DataFrame:
+    """Aggregate per-set values per shift kind (mean over sets), overall (mean over target sets)
+    and macro (mean over kinds); the source set as its own 'source' row (spec 12)."""
+    tgt = per_set[per_set["set"] != src] if src is not None else per_set
+    out = []
+    if len(tgt):
+        kind = tgt.groupby(keys + ["shift"], as_index=False)[cols].mean()
+        out.append(kind)
+        overall = tgt.groupby(keys, as_index=False)[cols].mean().assign(shift="overall")
+        macro = kind.groupby(keys, as_index=False)[cols].mean().assign(shift="macro")
+        out += [overall, macro]
+    if src is not None and (per_set["set"] == src).any():
+        s = per_set[per_set["set"] == src].groupby(keys, as_index=False)[cols].mean()
+        out.append(s.assign(shift="source (sanity)"))
+    return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=keys + ["shift"] + cols)
+
+
+def summarise(card: Scorecard, src: str | None) -> dict[str, pd.DataFrame]:
+    """Aggregated tables: 'estimation', 'ranking', 'fewlabel' (spec 12.1-12.3)."""
+    e = card.estimates.assign(abs_err=lambda d: (d.estimate - d.accuracy).abs(),
+                              err=lambda d: d.estimate - d.accuracy)
+    per_set = e.groupby(["method", "set", "shift"], as_index=False).agg(
+        mae=("abs_err", "mean"), bias=("err", "mean"), max_abs=("abs_err", "max"),
+        failures=("estimate", lambda x: int((~np.isfinite(x)).sum())))
+    est = _by_kind(e, per_set, ["method"], ["mae", "bias", "max_abs", "failures"], src)
+    fail_counts = card.failures.groupby(["method", "kind"]).size().to_dict()
+    est["failed_cells"] = [fail_counts.get((m, "estimate"), 0) for m in est["method"]]
+    rk = card.ranking.assign(undefined=lambda d: d.spearman.isna().astype(int))
+    rank = _by_kind(rk, rk, ["method"], ["spearman", "kendall", "regret", "undefined"], src)
+    rank["failed_cells"] = [fail_counts.get((m, "rank"), 0) + fail_counts.get((m, "estimate"), 0)
+                            for m in rank["method"]]
+    f = card.fewlabel
+    if len(f):
+        per = f.groupby(["method", "set", "shift", "budget"], as_index=False).agg(
+            regret=("regret", "mean"), regret_se=("regret", lambda x: mt.mean_se(x)[1]),
+            p_best=("p_best", "mean"), spearman=("spearman", "mean"),
+            kendall=("kendall", "mean"), mae=("mae", "mean"), bias=("bias", "mean"),
+            used=("used", "mean"), runs=("run", "nunique"))
+        few = _by_kind(per, per, ["method", "budget"],
+                       ["regret", "regret_se", "p_best", "spearman", "kendall", "mae", "bias",
+                        "used", "runs"], None)
+    else:
+        few = pd.DataFrame()
+    return {"estimation": est, "ranking": rank, "fewlabel": few}

@@ -1,0 +1,84 @@
+"""The registry: uniform signatures, needs checking, study methods registered unchanged."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from labelfree.methods import MethodInputError, call, methods, softmax
+
+
+@pytest.fixture(scope="module")
+def zoo():
+    r = np.random.default_rng(0)
+    M, N, K = 5, 300, 4
+    y = r.integers(0, K, N)
+    ys = r.integers(0, K, 200)
+
+    def make(lab, shift):
+        z = r.normal(size=(M, len(lab), K)) * (1 + shift)
+        z[:, np.arange(len(lab)), lab] += (1.5 + 0.4 * np.arange(M) - shift)[:, None]
+        return softmax(z)
+
+    return dict(P=make(y, 0.5), y=y, Ps=make(ys, 0.0), ys=ys,
+                feats=[r.normal(size=(N, 6)) for _ in range(M)],
+                sfeats=[r.normal(size=(200, 6)) for _ in range(M)])
+
+
+def test_every_method_runs_with_its_uniform_signature(zoo):
+    ctx = dict(source_probs=zoo["Ps"], source_labels=zoo["ys"], features=zoo["feats"],
+               source_features=zoo["sfeats"])
+    M, N = zoo["P"].shape[:2]
+    for m in methods():
+        if m.kind in ("rank", "estimate"):
+            out = call(m.kind, m.name, list(zoo["P"]), **ctx)
+            assert out.shape == (M,) and np.all(np.isfinite(out)), m.name
+            if m.kind == "estimate":
+                assert np.all((out > -0.5) & (out < 1.5)), m.name
+        elif m.kind == "select":
+            idx = call("select", m.name, zoo["P"], 20, 0, **ctx)
+            assert len(idx) <= 20 and len(set(idx.tolist())) == len(idx), m.name
+            assert idx.min() >= 0 and idx.max() < N
+        else:
+            r = call("fewlabel", m.name, zoo["P"], zoo["y"], [10, 20], 0, 2, **ctx)
+            assert r.best.shape == (2, 2) and r.scores.shape == (2, 2, M), m.name
+
+
+def test_needs_are_checked_by_name(zoo):
+    with pytest.raises(MethodInputError, match="needs source_labels, source_probs"):
+        call("estimate", "ATC-MC", zoo["P"])
+    with pytest.raises(MethodInputError, match="needs features"):
+        call("rank", "Dispersion", zoo["P"])
+    with pytest.raises(MethodInputError, match="no rank method 'Nope'"):
+        call("rank", "Nope", zoo["P"])
+
+
+def test_study_methods_are_the_studies_own(zoo):
+    from labelfree.laf.core import rank as laf_rank
+
+    Y = zoo["P"].argmax(2).T
+    assert np.array_equal(call("rank", "LaF", zoo["P"]), laf_rank(Y, 4).score)
+    from labelfree.syp.baselines import entropy_score
+
+    assert call("rank", "Entropy", zoo["P"])[0] == pytest.approx(-entropy_score(zoo["P"][0]))
+    # every estimator is also a ranker under the same name
+    est = {m.name for m in methods("estimate")}
+    assert est <= {m.name for m in methods("rank")}
+
+
+def test_srs_select_is_seeded(zoo):
+    a = call("select", "SRS", zoo["P"], 30, 4)
+    assert np.array_equal(a, call("select", "SRS", zoo["P"], 30, 4))
+    assert not np.array_equal(a, call("select", "SRS", zoo["P"], 30, 5))
+
+
+def test_fast_paths_equal_the_syp_functions(zoo):
+    """The registry computes SYP's Entropy and ATC with a multithreaded p ln p; same values."""
+    from labelfree.syp.baselines import atc_garg_estimate, atc_garg_threshold, entropy_score
+
+    P, Ps, ys = zoo["P"], zoo["Ps"], zoo["ys"]
+    ent = call("rank", "Entropy", P)
+    assert ent == pytest.approx([-entropy_score(p) for p in P], rel=1e-12)
+    atc = call("estimate", "ATC-SYP", P, source_probs=Ps, source_labels=ys)
+    ref = [atc_garg_estimate(P[m], atc_garg_threshold(Ps[m], ys)) / 100 for m in range(len(P))]
+    assert atc == pytest.approx(ref, abs=1e-12)
