@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-pytest.importorskip("labelfree.methods")
-
-from labelfree.answer import (  # noqa: E402
+from labelfree.answer import (
     answer_table,
     atc_threshold,
     bootstrap_interval,
