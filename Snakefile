@@ -28,7 +28,9 @@ include: "workflow/rules/alphatrim.smk"
 include: "workflow/rules/metamorphic.smk"
 include: "workflow/rules/inference.smk"
 include: "workflow/rules/answer.smk"
+include: "workflow/rules/scorecard.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/summary.smk"
 
 
 rule all:

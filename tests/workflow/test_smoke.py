@@ -40,3 +40,36 @@ def test_two_clean_runs_give_identical_tables(smoke_run, tmp_path):
     assert first.keys() == second.keys()
     differing = [k for k in first if first[k] != second[k]]
     assert not differing, f"tables differ between two clean runs: {differing}"
+
+
+def test_answer_per_configured_zoo(smoke_run):
+    """Issue 14 item 3: one answer per zoo, the ranking table led by rank 1, a plan to label."""
+    for zoo in ("digits", "laf_tight"):
+        root = smoke_run / "results" / "answer" / zoo
+        md = (root / "answer.md").read_text()
+        assert md.startswith(f"# Answer for zoo `{zoo}`") and "| 1 | `" in md
+        table = read_table(root / "answer.csv")
+        assert set(table["laf_rank"]) == set(range(1, table["model"].nunique() + 1))
+        assert table["true_accuracy"].between(0, 1).all()
+        plan = read_table(root / "label-these.csv")
+        assert len(plan) == 50 and plan["input_index"].is_unique
+        assert (root / "answer.png").exists() and (root / "answer.pdf").exists()
+
+
+def test_scorecard_scores_every_method_kind(smoke_run):
+    root = smoke_run / "results" / "scorecard"
+    for name in ("estimation", "ranking", "fewlabel", "best"):
+        assert len(read_table(root / "tables" / f"laf_tight-{name}.csv")) > 0, name
+    ranking = read_table(root / "tables" / "laf_tight-ranking.csv")
+    assert {"LaF", "AC"} <= set(ranking["method"])
+    assert (root / "figures" / "laf_tight.png").exists()
+
+
+def test_summary_gathers_every_study_checks(smoke_run):
+    """Issue 13 item 1: results/summary.{csv,md} from each study's checks table, with provenance."""
+    table = read_table(smoke_run / "results" / "summary.csv")
+    studies = {s.split("/")[0] for s in table["study"]}
+    assert studies == {"laf", "pace", "syp", "alphatrim", "metamorphic"}
+    assert table["holds"].notna().all() and (table["machine"].str.len() > 0).all()
+    md = (smoke_run / "results" / "summary.md").read_text()
+    assert md.startswith("<!-- summary:begin -->") and "config/smoke.yaml" in md

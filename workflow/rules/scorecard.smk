@@ -1,0 +1,63 @@
+# Rules of `scorecard`: every registered label-free and few-label method scored on one zoo's
+# inference artefacts (src/labelfree/scorecard; ../shared/specs/scorecard.md). Reuses the
+# answer's inputs (the zoo's inference files and labelled test sets): no new inference.
+
+
+include: "functions/scorecard.smk"
+
+
+SCORECARD = config["scorecard"]
+
+for _z in SCORECARD["zoos"]:
+    if _z not in ZOOS:
+        raise WorkflowError(
+            f"Invalid configuration: scorecard.zoos lists {_z!r}, not a configured zoo "
+            f"({sorted(ZOOS)})"
+        )
+
+
+rule scorecard:
+    input:
+        unpack(answer_inputs),
+    output:
+        **{
+            t: report(
+                f"results/scorecard/tables/{{zoo}}-{t}.csv",
+                caption=f"../report/scorecard/{t}.rst",
+                category="2 scorecard",
+                subcategory="{zoo}",
+            )
+            for t in SCORECARD_TABLES
+        },
+        png=report(
+            "results/scorecard/figures/{zoo}.png",
+            caption="../report/scorecard/figure.rst",
+            category="2 scorecard",
+            subcategory="{zoo}",
+        ),
+        pdf="results/scorecard/figures/{zoo}.pdf",
+    log:
+        "logs/scorecard/{zoo}.log",
+    conda:
+        "../../envs/labelfree.yaml"
+    threads: 1
+    resources:
+        mem_mb=6000,
+        runtime=60,
+    params:
+        zoo=lambda w: w.zoo,
+        models=lambda w: zoo_models(w.zoo),
+        groups=lambda w: zoo_groups(w.zoo),
+        testsets=lambda w: zoo_testsets(w.zoo),
+        kinds=lambda w: shift_kinds(w.zoo),
+        budgets=SCORECARD["budgets"],
+        runs=SCORECARD["runs"],
+        source=SCORECARD["source"],
+        exclude=SCORECARD["exclude"],
+        seed=SEED,
+    script:
+        "../scripts/scorecard_zoo.py"
+
+
+if SCORECARD["enabled"]:
+    STUDY_TARGETS["scorecard"] = scorecard_targets
