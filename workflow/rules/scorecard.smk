@@ -1,6 +1,6 @@
 # Rules of `scorecard`: every registered label-free and few-label method scored on one zoo's
-# inference artefacts (src/labelfree/scorecard; ../shared/specs/scorecard.md). Reuses the
-# answer's inputs (the zoo's inference files and labelled test sets): no new inference.
+# inference artefacts (src/labelfree/scorecard; ../shared/specs/scorecard.md): the zoo's
+# inference files and labelled test sets (config scorecard.testsets picks which); no new inference.
 
 
 include: "functions/scorecard.smk"
@@ -18,7 +18,7 @@ for _z in SCORECARD["zoos"]:
 
 rule scorecard:
     input:
-        unpack(answer_inputs),
+        unpack(scorecard_inputs),
     output:
         **{
             t: report(
@@ -47,8 +47,8 @@ rule scorecard:
     params:
         zoo=lambda w: w.zoo,
         models=lambda w: zoo_models(w.zoo),
-        groups=lambda w: zoo_groups(w.zoo),
-        testsets=lambda w: zoo_testsets(w.zoo),
+        groups=lambda w: scorecard_groups(w.zoo),
+        testsets=lambda w: scorecard_testsets(w.zoo),
         kinds=lambda w: shift_kinds(w.zoo),
         budgets=SCORECARD["budgets"],
         runs=SCORECARD["runs"],

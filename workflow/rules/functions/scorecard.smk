@@ -1,5 +1,7 @@
 # Input functions and helpers of `scorecard` (kept apart from its rules, see scorecard.smk).
 
+import fnmatch
+
 SCORECARD_TABLES = ("estimation", "ranking", "fewlabel", "best")
 
 
@@ -14,6 +16,34 @@ def shift_kinds(zoo):
         t: ("source" if g == "id" else g)
         for g, sets in zoo_groups(zoo).items()
         for t in sets
+    }
+
+
+def scorecard_testsets(zoo):
+    """The zoo's test sets the scorecard scores (config scorecard.testsets patterns)."""
+    pats = SCORECARD["testsets"]
+    names = zoo_testsets(zoo)
+    return [
+        t for t in names if not pats or any(fnmatch.fnmatchcase(t, p) for p in pats)
+    ]
+
+
+def scorecard_inputs(wildcards):
+    zoo = wildcards.zoo
+    sets = scorecard_testsets(zoo)
+    groups = [g for g, members in zoo_groups(zoo).items() if set(members) & set(sets)]
+    return {
+        "infer": [infer_file(zoo, m, g) for m in zoo_models(zoo) for g in groups],
+        "testsets": [testset_path(zoo_dataset(zoo), t) for t in sets],
+    }
+
+
+def scorecard_groups(zoo):
+    sets = set(scorecard_testsets(zoo))
+    return {
+        g: [t for t in m if t in sets]
+        for g, m in zoo_groups(zoo).items()
+        if sets & set(m)
     }
 
 
