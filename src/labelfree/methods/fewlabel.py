@@ -253,10 +253,12 @@ class Coda:
     """
 
     def __init__(self, P: np.ndarray, alpha: float = 0.9, learning_rate: float = 0.01,
-                 multiplier: float = 2.0, diag_prior: bool = True, chunk: int = 64):
+                 multiplier: float = 2.0, diag_prior: bool = True, chunk: int | None = None):
         self.P = np.asarray(P, dtype=np.float64)
         H, N, C = self.P.shape
-        self.lr, self.chunk = learning_rate, chunk
+        # candidates per EIG chunk: bound the (chunk, C, H, 256) float64 temporaries to ~160 MB
+        self.lr = learning_rate
+        self.chunk = chunk or max(1, int(2e7 // (C * H * _GRID.size)))
         self.pred = self.P.argmax(axis=2)  # (H, N)
         ens = self.P.mean(axis=0).argmax(axis=1)
         S = np.einsum("nc,hnj->hcj", np.eye(C)[ens], self.P)
