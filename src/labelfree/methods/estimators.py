@@ -102,6 +102,23 @@ def mano(
     return ManoResult(score=m ** (1.0 / norm_order), delta=delta, branch=branch)
 
 
+def mano_from_probs(P: np.ndarray, **kw) -> ManoResult:
+    """MaNo with only probabilities: equal to ``mano(centred_log_probs(P))`` (the flagged fallback
+    of spec 1), computed without the logits when the softmax branch is taken: softmax(ln p - c) =
+    p, and delta = mean_i(-mean_k ln p_ik) because logsumexp(ln p_i) = 0."""
+    p = np.asarray(P)
+    lg = np.log(np.maximum(p, 1e-300, dtype=np.float64))
+    delta = float(-lg.mean())
+    if kw.get("criterion", "ce") == "ce" and delta > kw.get("threshold", 5.0) \
+            and kw.get("norm_order", 4.0) == 4.0:
+        q = np.asarray(p, dtype=np.float64) / p.sum(axis=1, keepdims=True, dtype=np.float64)
+        q *= q
+        return ManoResult(score=float(np.einsum("ij,ij->", q, q) / q.size) ** 0.25, delta=delta,
+                          branch="softmax")
+    lg -= lg.mean(axis=1, keepdims=True)
+    return mano(lg, **kw)
+
+
 def centred_log_probs(P: np.ndarray) -> np.ndarray:
     """Row-centred ``ln max(p, 1e-300)``: MaNo's flagged fallback when only probabilities exist."""
     z = np.log(np.maximum(np.asarray(P, dtype=np.float64), 1e-300))

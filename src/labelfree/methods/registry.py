@@ -277,6 +277,8 @@ def _fd(P: np.ndarray, **ctx: Any) -> np.ndarray:
 @register("MaNo", "rank", cite="Xie et al., NeurIPS 2024; Renchunzi-Xie/MaNo@b9c0262 (spec 1)",
           note="uses logits; with probabilities only, row-centred log-probabilities (flagged fallback)")
 def _mano(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    if ctx.get("logits") is None:
+        return _each(P, lambda p: E.mano_from_probs(p).score)
     return np.array([E.mano(_logits_of(P, m, ctx)).score for m in range(P.shape[0])])
 
 
