@@ -207,3 +207,9 @@ def test_mano_from_probs_equals_the_fallback(K, branch):
     a, b = E.mano_from_probs(P), E.mano(E.centred_log_probs(P))
     assert a.branch == b.branch == branch and a.delta == pytest.approx(b.delta, rel=1e-12)
     assert a.score == pytest.approx(b.score, rel=1e-10)
+
+
+def test_nuclear_norm_float32_gram_close_to_float64_svd():
+    P = _probs(500, 100, 5, 3.0)
+    ref = E.nuclear_norm(P, method="svd")
+    assert E.nuclear_norm(P.astype(np.float32), method="gram") == pytest.approx(ref, rel=1e-5)
