@@ -198,3 +198,18 @@ def test_mano_matches_a_plain_numpy_transcription():
         ref = np.linalg.norm(P.ravel(), 4) / (P.size ** 0.25)
         assert E.mano(z).score == pytest.approx(ref, rel=1e-12)
         assert E.mano(z.astype(np.float32)).score == pytest.approx(ref, rel=1e-5)  # check 7
+
+
+@pytest.mark.parametrize(("K", "branch"), [(10, "taylor"), (200, "softmax")])
+def test_mano_from_probs_equals_the_fallback(K, branch):
+    """mano_from_probs is mano on row-centred log-probabilities (delta >= ln K picks the branch)."""
+    P = _probs(50, K, 3, 1.0)
+    a, b = E.mano_from_probs(P), E.mano(E.centred_log_probs(P))
+    assert a.branch == b.branch == branch and a.delta == pytest.approx(b.delta, rel=1e-12)
+    assert a.score == pytest.approx(b.score, rel=1e-10)
+
+
+def test_nuclear_norm_float32_gram_close_to_float64_svd():
+    P = _probs(500, 100, 5, 3.0)
+    ref = E.nuclear_norm(P, method="svd")
+    assert E.nuclear_norm(P.astype(np.float32), method="gram") == pytest.approx(ref, rel=1e-5)

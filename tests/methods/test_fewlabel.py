@@ -121,3 +121,13 @@ def test_coda_candidates_and_best_model():
     r = F.coda(P, y, 25, seed=0)
     assert r.best[-1] == 2 and len(set(r.indices.tolist())) == 25
     assert np.array_equal(r.indices, F.coda(P, y, 25, seed=0).indices)  # check 6
+
+
+def test_coda_eig_equals_the_dense_form():
+    """The H-classes rewrite of the EIG equals the literal per-(item, class) quadrature (spec 10)."""
+    P, y = _zoo(5, 80, 7, [0.4, 0.5, 0.6, 0.7, 0.55], 8)
+    c = F.Coda(P)
+    for n, lab in [(3, 1), (10, 4)]:
+        cand = c.candidates()
+        assert c.eig(cand) == pytest.approx(c.eig_dense(cand), rel=1e-9, abs=1e-12)
+        c.add_label(n, lab)

@@ -73,7 +73,7 @@ def test_srs_select_is_seeded(zoo):
 
 
 def test_fast_paths_equal_the_syp_functions(zoo):
-    """The registry computes SYP's Entropy and ATC with a multithreaded p ln p; same values."""
+    """The registry computes SYP's Entropy and ATC with a one-pass p ln p; same values."""
     from labelfree.syp.baselines import atc_garg_estimate, atc_garg_threshold, entropy_score
 
     P, Ps, ys = zoo["P"], zoo["Ps"], zoo["ys"]

@@ -159,8 +159,8 @@ def _doc(P: np.ndarray, **ctx: Any) -> np.ndarray:
 @register("ATC-SYP", "estimate", ["source_probs", "source_labels"], study="syp",
           cite="Garg et al., ICLR 2022 as in syp.baselines.atc_garg_* (negative entropy)")
 def _atc_syp(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    # syp.baselines.atc_garg_threshold/estimate with syp's entropy computed by the multithreaded
-    # E.plogp_rows(normalise=True) (equal to syp.indicators.entropy, tests/methods/test_registry)
+    # syp.baselines.atc_garg_threshold/estimate with syp's entropy computed by the one-pass
+    # E.plogp_rows(normalise=True), equal to syp.indicators.entropy, tests/methods/test_registry
     Ps, ys = _src(ctx, P)
     out = np.empty(P.shape[0])
     for m in range(P.shape[0]):
@@ -259,7 +259,7 @@ def _crc_pair(P: np.ndarray, **ctx: Any) -> np.ndarray:
 
 
 @register("Entropy", "rank", study="syp", cite="syp.baselines.entropy_score (negated; computed "
-          "by the multithreaded E.plogp_rows, equal to it in tests)")
+          "by the one-pass E.plogp_rows, equal to it in tests)")
 def _entropy(P: np.ndarray, **ctx: Any) -> np.ndarray:
     return _each(P, lambda p: float(E.plogp_rows(p, normalise=True).mean()))
 
@@ -277,6 +277,8 @@ def _fd(P: np.ndarray, **ctx: Any) -> np.ndarray:
 @register("MaNo", "rank", cite="Xie et al., NeurIPS 2024; Renchunzi-Xie/MaNo@b9c0262 (spec 1)",
           note="uses logits; with probabilities only, row-centred log-probabilities (flagged fallback)")
 def _mano(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    if ctx.get("logits") is None:
+        return _each(P, lambda p: E.mano_from_probs(p).score)
     return np.array([E.mano(_logits_of(P, m, ctx)).score for m in range(P.shape[0])])
 
 

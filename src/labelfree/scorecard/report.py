@@ -93,7 +93,10 @@ def figure(card: Scorecard, path: str | Path, zoo: str = "zoo") -> Path:
             a.axhline(float(best["regret"].iloc[0]), ls="--", c="k", lw=0.8,
                       label=f"best label-free ({best['method'].iloc[0]})")
         a.set_xscale("log")
-        a.set_xlabel("labels")
+        bud = sorted(set(o["budget"]))
+        a.set_xticks(bud, [str(b) for b in bud])
+        a.minorticks_off()
+        a.set_xlabel("labels (budget)")
         a.set_ylabel("top-1 regret")
         a.set_title(f"{zoo}: few-label model selection")
         a.legend(fontsize=7)
