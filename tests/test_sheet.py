@@ -101,3 +101,18 @@ def test_parse_time_lists_match_the_training_code():
 
     assert LOCAL_ARCHS == ARCHS and OPTIMIZERS == TRAIN_OPTIMIZERS
     assert set(PREPROCESSING) == {"scale01", "center", *NORMALISATIONS}
+
+
+def test_relative_paths_resolve_against_the_config_and_sheet_folders(tmp_path, monkeypatch):
+    """Issue 14: `sheet:` against the config file's folder, checkpoints against the sheet's
+    (grid rows: the config's), whatever the working directory."""
+    (tmp_path / "cfg" / "zoos").mkdir(parents=True)
+    (tmp_path / "cfg" / "zoos" / "w.pt").write_bytes(b"x")
+    (tmp_path / "cfg" / "g.pt").write_bytes(b"x")
+    (tmp_path / "cfg" / "zoos" / "z.tsv").write_text("model\tsource\tweights\nm\tcheckpoint\tw.pt\n")
+    monkeypatch.chdir(tmp_path)  # a working directory where neither path exists
+    sheet = build_sheet("z", {"sheet": "zoos/z.tsv"}, base_dir=tmp_path / "cfg")
+    assert sheet.loc[0, "weights"] == str(tmp_path / "cfg" / "zoos" / "w.pt")
+    grid = build_sheet("g", {"grid": [{"source": "checkpoint", "weights": "g.pt"}]},
+                       base_dir=tmp_path / "cfg")
+    assert grid.loc[0, "weights"] == str(tmp_path / "cfg" / "g.pt")

@@ -50,7 +50,8 @@ def test_user_zoo_through_the_rules(tmp_path, bundle):
     assert table["model"].tolist() == ["trained", "mine"]
     assert table.columns.tolist() == ["model", "arch", "params", "val_accuracy", "id"]
     meta = load_json(tmp_path / "results/zoo/user/mine/meta.json")
-    assert meta["source"] == "checkpoint" and meta["checkpoint"] == "mine.pt"
+    # the relative path in the sheet resolved against the sheet's folder (issue 14)
+    assert meta["source"] == "checkpoint" and meta["checkpoint"] == str(tmp_path / "mine.pt")
     logits = read_logits(tmp_path / "results/infer/user/mine/id.npz", "id")
     assert logits.shape == (1078, 10)
     job = "all/id" if bundle == "zoo" else "mine/id"

@@ -30,8 +30,15 @@ try:
                 f"config key 'zoos.{_zoo}.dataset': value {_zcfg['dataset']!r} is not a "
                 f"configured dataset; configured: {sorted(config['datasets'])}"
             )
+    # Relative paths in a config resolve against its file's folder (the last --configfile;
+    # config/ for the default run): sheets here, checkpoints against their sheet's folder.
+    CONFIG_DIR = (
+        Path(workflow.config_settings.configfiles[-1]).resolve().parent
+        if workflow.config_settings.configfiles
+        else Path(workflow.basedir) / "config"
+    )
     ZOO_SHEETS = {
-        name: build_sheet(name, zcfg, workflow.basedir)
+        name: build_sheet(name, zcfg, CONFIG_DIR)
         for name, zcfg in config["zoos"].items()
     }
     # Model ids in sheet order, and each model's row as a plain dict (NaN -> None), built once:

@@ -71,8 +71,11 @@ PREPROCESSING = ("scale01", "center", "imagenet", "cifar10_kit")
 _LABEL_MAP = re.compile(r"^\d+:\d+(,\d+:\d+)*$")
 
 
-def _normalise_row(r: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """A sheet row with defaults and types applied, and every problem found in it."""
+def _normalise_row(r: dict[str, Any], root: Path) -> tuple[dict[str, Any], list[str]]:
+    """A sheet row with defaults and types applied, and every problem found in it.
+
+    A relative checkpoint path is resolved against ``root`` (the sheet file's folder, or the
+    config file's for a grid row) and stored absolute, so jobs find it from any directory."""
     errs: list[str] = []
     unknown = set(r) - set(SHEET_DEFAULTS) - {"model"}
     if unknown:
@@ -101,7 +104,9 @@ def _normalise_row(r: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     elif not row["weights"]:
         errs.append(f"source {row['source']} needs 'weights'")
     if row["source"] == "checkpoint" and row["weights"]:
-        ckpt = Path(str(row["weights"])).expanduser()  # relative to the working directory
+        ckpt = Path(str(row["weights"])).expanduser()
+        ckpt = ckpt if ckpt.is_absolute() else (root / ckpt).resolve()
+        row["weights"] = str(ckpt)
         if not ckpt.is_file():
             errs.append(f"checkpoint file {ckpt} not found")
     prep = str(row["preprocessing"] or "")
@@ -147,17 +152,21 @@ def expand_grid(grid: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def build_sheet(zoo: str, zoo_cfg: dict[str, Any], base_dir: str | Path = ".") -> pd.DataFrame:
     """Return the normalised sheet of zoo ``zoo``: one row per model, column ``model`` unique.
 
-    ``zoo_cfg`` has either ``sheet`` (path relative to ``base_dir``) or ``grid``.
+    ``zoo_cfg`` has either ``sheet`` or ``grid``. ``base_dir`` is the config file's folder: a
+    relative ``sheet`` path resolves against it, a relative checkpoint path against the sheet's
+    folder (or ``base_dir`` for a grid row).
     """
     if zoo_cfg.get("sheet"):
-        path = Path(base_dir) / zoo_cfg["sheet"]
+        path = Path(base_dir) / Path(zoo_cfg["sheet"]).expanduser()
         if not path.exists():
             raise ZooError(f"zoo '{zoo}': sheet file {path} not found")
         sep = "\t" if path.suffix in {".tsv", ".tab"} else ","
         raw = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False).to_dict("records")
         raw = [{k: v for k, v in r.items() if v != ""} for r in raw]
+        root = path.resolve().parent
     elif zoo_cfg.get("grid"):
         raw = expand_grid(zoo_cfg["grid"])
+        root = Path(base_dir).resolve()
     else:
         raise ZooError(f"zoo '{zoo}': give either 'sheet' (a file) or 'grid' (families)")
     if not raw:
@@ -165,7 +174,7 @@ def build_sheet(zoo: str, zoo_cfg: dict[str, Any], base_dir: str | Path = ".") -
 
     rows, problems = [], []
     for i, r in enumerate(raw):
-        row, errs = _normalise_row(r)
+        row, errs = _normalise_row(r, root)
         problems += [f"row {i + 1}: {e}" for e in errs]
         rows.append(row)
     if problems:  # every problem of every row at once, so a user fixes a sheet in one pass
