@@ -49,3 +49,13 @@ def test_embed_replaces_only_the_block():
     assert embedded(out) == new
     with pytest.raises(ValueError):
         embed("no markers", new)
+
+
+def test_markdown_is_rendered_from_the_csv_as_written(tmp_path):
+    from labelfree.summary import from_csv, write
+
+    paths = {"laf": checks(tmp_path, "laf", [("c1", 0.123456789, 0.5, False), ("c2", "n/a", 1, True)])}
+    write(paths, tmp_path / "s.csv", tmp_path / "s.md", {**META})
+    table, meta = from_csv(tmp_path / "s.csv")
+    assert meta == META
+    assert (tmp_path / "s.md").read_text() == render(table, meta)

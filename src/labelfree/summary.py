@@ -22,6 +22,7 @@ from labelfree.store import atomic_path, read_table, save_table
 
 BEGIN, END = "<!-- summary:begin -->", "<!-- summary:end -->"
 COLUMNS = ["study", "check", "value", "threshold", "holds"]
+META_KEYS = ("config", "config_digest", "commit", "machine")
 
 
 def machine() -> str:
@@ -105,10 +106,12 @@ def write(checks: Mapping[str, str | Path], csv_path: str | Path, md_path: str |
           meta: Mapping[str, str]) -> pd.DataFrame:
     """Write ``summary.csv`` (checks + provenance columns) and ``summary.md`` (the block)."""
     table = collect(checks)
-    save_table(table.assign(**{k: meta[k] for k in ("config", "commit", "machine")}), csv_path,
+    save_table(table.assign(**{k: meta[k] for k in META_KEYS}), csv_path,
                title="Summary of the run's checks")
+    # The markdown is rendered from the csv as written, so README's block can be checked
+    # against the committed csv alone (tests/test_readme_summary.py).
     with atomic_path(md_path) as tmp:
-        tmp.write_text(render(table, meta))
+        tmp.write_text(render(*from_csv(csv_path)))
     return table
 
 
@@ -119,6 +122,13 @@ def meta_for(config_name: str, config_text: str, repo: str | Path = ".") -> dict
         "commit": commit(repo),
         "machine": machine(),
     }
+
+
+def from_csv(path: str | Path) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The checks table and provenance a ``summary.csv`` holds (render() of them = summary.md)."""
+    df = pd.read_csv(path, dtype={k: str for k in META_KEYS})  # a hash may look like a number
+    meta = {k: str(df[k].iloc[0]) for k in META_KEYS}
+    return df[COLUMNS], meta
 
 
 def embed(readme: str, block: str) -> str:

@@ -1,0 +1,29 @@
+"""README's measured block is generated, not typed (issue 13 item 1).
+
+README embeds docs/default-run/summary.md verbatim between the summary markers; that file is
+results/summary.md of a default run, and it must be what the current generator renders from the
+run's committed csv (docs/default-run/summary.csv). Typing a number into README, editing the
+committed md by hand, or changing the renderer without regenerating fails this test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from labelfree.summary import embedded, from_csv, render
+
+REPO = Path(__file__).resolve().parents[1]
+RUN = REPO / "docs" / "default-run"
+
+
+def test_readme_embeds_the_default_runs_summary_verbatim():
+    readme = (REPO / "README.md").read_text()
+    assert embedded(readme) == (RUN / "summary.md").read_text()
+
+
+def test_committed_summary_is_the_generators_rendering_of_the_run_csv():
+    table, meta = from_csv(RUN / "summary.csv")
+    assert meta["config"] == "config/config.yaml"
+    assert (RUN / "summary.md").read_text() == render(table, meta)
+    assert {s.split("/")[0] for s in table["study"]} == {"laf", "pace", "syp", "alphatrim",
+                                                        "metamorphic"}
