@@ -59,3 +59,13 @@ def test_markdown_is_rendered_from_the_csv_as_written(tmp_path):
     table, meta = from_csv(tmp_path / "s.csv")
     assert meta == META
     assert (tmp_path / "s.md").read_text() == render(table, meta)
+
+
+@pytest.mark.parametrize(("value", "verdict"), [(True, True), ("yes", True), ("True", True),
+                                                (1, True), (False, False), ("no", False),
+                                                ("no data", False), (float("nan"), False)])
+def test_verdicts_of_every_studys_encoding(value, verdict):
+    """The studies write holds as bool, yes/no or 'no data'; counting must read them all."""
+    from labelfree.summary import holds
+
+    assert holds(value) is verdict

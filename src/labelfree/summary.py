@@ -72,6 +72,14 @@ def collect(checks: Mapping[str, str | Path]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS)
 
 
+TRUE = ("true", "1", "yes", "1.0")
+
+
+def holds(v: object) -> bool:
+    """A checks table's verdict: True/yes/1 hold; False/no/"no data"/NaN do not."""
+    return str(v).strip().lower() in TRUE
+
+
 def _fmt(v: object) -> str:
     if isinstance(v, float):
         return f"{v:.4g}"
@@ -91,13 +99,14 @@ def render(table: pd.DataFrame, meta: Mapping[str, str]) -> str:
         "|---|---|",
     ]
     for study, grp in table.groupby("study", sort=False):
-        holds = grp["holds"].astype(str).str.lower().isin(["true", "1"])
-        lines.append(f"| `{study}` | {int(holds.sum())} of {len(grp)} |")
+        n_hold = sum(holds(v) for v in grp["holds"])
+        lines.append(f"| `{study}` | {n_hold} of {len(grp)} |")
     lines += ["", "| study | check | value | threshold | holds |", "|---|---|---|---|---|"]
     for row in table.itertuples(index=False):
-        holds = "yes" if str(row.holds).lower() in ("true", "1") else "**no**"
+        verdict = "yes" if holds(row.holds) else (
+            "no data" if str(row.holds).strip().lower() in ("no data", "nan") else "**no**")
         lines.append(f"| `{row.study}` | {row.check} | {_fmt(row.value)} | "
-                     f"{_fmt(row.threshold)} | {holds} |")
+                     f"{_fmt(row.threshold)} | {verdict} |")
     lines.append(END)
     return "\n".join(lines) + "\n"
 
