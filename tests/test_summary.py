@@ -69,3 +69,10 @@ def test_verdicts_of_every_studys_encoding(value, verdict):
     from labelfree.summary import holds
 
     assert holds(value) is verdict
+
+
+def test_numbers_read_back_as_text_are_still_rounded():
+    from labelfree.summary import _fmt
+
+    assert _fmt("-0.032299999999999995") == "-0.0323" and _fmt(0.123456) == "0.1235"
+    assert _fmt("0.311 vs 0.227") == "0.311 vs 0.227" and _fmt(3) == "3"

@@ -81,6 +81,12 @@ def holds(v: object) -> bool:
 
 
 def _fmt(v: object) -> str:
+    """4 significant digits for numbers, also when a mixed column was read back as text."""
+    if isinstance(v, str):
+        try:
+            v = float(v)
+        except ValueError:
+            return v
     if isinstance(v, float):
         return f"{v:.4g}"
     return str(v)
