@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from labelfree.store import read_table
 from labelfree.summary import embedded, from_csv, render
 
 REPO = Path(__file__).resolve().parents[1]
@@ -24,6 +25,8 @@ def test_readme_embeds_the_default_runs_summary_verbatim():
 def test_committed_summary_is_the_generators_rendering_of_the_run_csv():
     table, meta = from_csv(RUN / "summary.csv")
     assert meta["config"] == "config/config.yaml"
-    assert (RUN / "summary.md").read_text() == render(table, meta)
+    methods = read_table(RUN / "summary-methods.csv")
+    assert (RUN / "summary.md").read_text() == render(table, meta, methods)
+    assert set(methods["zoo"]) == {"laf_tight", "laf_spread"}  # issue 18 item 5
     assert {s.split("/")[0] for s in table["study"]} == {"laf", "pace", "syp", "alphatrim",
                                                         "metamorphic"}

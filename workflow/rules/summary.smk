@@ -8,7 +8,7 @@ include: "functions/summary.smk"
 
 rule summary:
     input:
-        **summary_checks(),
+        unpack(lambda w: {**summary_checks(), **summary_best()}),
     output:
         csv=report(
             "results/summary.csv",
@@ -16,6 +16,7 @@ rule summary:
             category="0 summary",
         ),
         md="results/summary.md",
+        methods="results/summary-methods.csv",
     log:
         "logs/summary.log",
     conda:
@@ -26,6 +27,7 @@ rule summary:
         runtime=5,
     params:
         checks=summary_checks(),
+        best=summary_best(),
         config_name=config_file_label(),
         digest=config_digest(),
         repo=workflow.basedir,

@@ -24,3 +24,10 @@ def config_file_label():
     return (
         os.path.relpath(files[-1], workflow.basedir) if files else "config/config.yaml"
     )
+
+
+def summary_best():
+    """zoo -> the scorecard's which-method-when table, for every scored zoo."""
+    if not SCORECARD["enabled"]:
+        return {}
+    return {z: f"results/scorecard/tables/{z}-best.csv" for z in scorecard_zoos()}
