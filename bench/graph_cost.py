@@ -78,7 +78,7 @@ def _zoo10k_config(tree: Path, out: Path, per_model: bool) -> Path:
     ]
     if per_model:
         cfg["zoos"]["digits"]["bundle"] = "model"
-    out.write_text(yaml.safe_dump(cfg))
+    out.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return out
 
 

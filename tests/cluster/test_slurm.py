@@ -57,7 +57,7 @@ def test_models_train_in_parallel_via_slurm_and_tables_equal_local(smoke_run, tm
     cfg = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
     cfg["zoos"]["digits"]["bundle"] = "model"
     cfg_path = tmp_path / "per-model.yaml"
-    cfg_path.write_text(yaml.safe_dump(cfg))
+    cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     workdir = tmp_path / "slurm"
     logdir = tmp_path / "slurm-logs"
     sacct_out = tmp_path / "sacct.txt"

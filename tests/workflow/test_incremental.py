@@ -40,7 +40,7 @@ def _config(tmp: Path, name: str, rows: list[dict], testsets: list[str] | None =
     if testsets:
         cfg["zoos"]["digits"]["testsets"] = testsets
     path = tmp / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(cfg))
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return path
 
 
