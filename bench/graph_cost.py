@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -36,12 +37,18 @@ SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 CASES = ("default", "noop", "paper_laf", "zoo10k")
 
 
-def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float, int]:
-    """Wall s, CPU s (user + sys), peak RSS MB and return code of one process tree."""
+def _run(
+    cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 1e9
+) -> tuple[float, float, float, int]:
+    """Wall s, CPU s (user + sys), peak RSS MB and return code of one process tree; a process
+    still running after ``timeout`` s is killed (return code -9)."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
+    timer = threading.Timer(timeout, proc.kill)
+    timer.start()
     _, status, usage = os.wait4(proc.pid, 0)
+    timer.cancel()
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
     err = proc.stderr.read().decode() if proc.stderr else ""
@@ -71,11 +78,13 @@ def _zoo10k_config(tree: Path, out: Path, per_model: bool) -> Path:
     ]
     if per_model:
         cfg["zoos"]["digits"]["bundle"] = "model"
-    out.write_text(yaml.safe_dump(cfg))
+    out.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return out
 
 
-def measure(tree: Path, case: str, scratch: Path, per_model: bool) -> dict[str, float]:
+def measure(
+    tree: Path, case: str, scratch: Path, per_model: bool, timeout: float
+) -> dict[str, float]:
     """Run one case against the Snakefile of ``tree``; return its figures."""
     work = scratch / f"{tree.name}-{case}"
     shutil.rmtree(work, ignore_errors=True)
@@ -91,7 +100,7 @@ def measure(tree: Path, case: str, scratch: Path, per_model: bool) -> dict[str, 
             "--cores", "2"]
     if case == "noop":
         _create_outputs(base, work, env)
-    wall, cpu, rss, rc = _run([*base, "--dry-run", "--quiet"], work, env)
+    wall, cpu, rss, rc = _run([*base, "--dry-run", "--quiet"], work, env, timeout)
     n_files = sum(1 for p in work.rglob("*") if p.is_file() and ".snakemake" not in p.parts)
     shutil.rmtree(work, ignore_errors=True)
     return {"wall": wall, "cpu": cpu, "rss": rss, "rc": rc, "files": n_files}
@@ -101,6 +110,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=CASES)
     ap.add_argument("--baseline", default="e447a7b", help="commit of today's layout")
+    ap.add_argument("--timeout", type=float, default=900, help="s per dry-run, then killed")
+    ap.add_argument("--layouts", nargs="+", default=["baseline", "this tree"],
+                    choices=["baseline", "this tree"])
     ap.add_argument("--out", default=str(REPO / "bench" / "results" / "graph_cost.md"))
     args = ap.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="graph-cost-"))
@@ -115,8 +127,10 @@ def main() -> None:
     try:
         for case in args.cases:
             for label, tree, per_model in (("baseline", baseline, False), ("this tree", REPO, True)):
+                if label not in args.layouts:
+                    continue
                 load = os.getloadavg()[0]
-                r = measure(tree, case, scratch, per_model)
+                r = measure(tree, case, scratch, per_model, args.timeout)
                 rows.append((case, label, r, load))
                 print(f"{case:10s} {label:10s} wall {r['wall']:7.1f} s  cpu {r['cpu']:7.1f} s  "
                       f"rss {r['rss']:7.0f} MB  rc {r['rc']}  load {load:.1f}", flush=True)
@@ -133,6 +147,8 @@ def main() -> None:
         f"this tree {head}{' (+ uncommitted changes)' if dirty else ''}, baseline "
         f"{args.baseline}; `snakemake --dry-run --cores 2`. Wall time depends on the machine's "
         "load (shown per row); CPU time (user + sys) is what an idle machine would see.",
+        "",
+        "rc -9: killed after the timeout (the figures are then lower bounds).",
         "",
         "| case | layout | wall s | CPU s | peak RSS MB | load avg | rc |",
         "|---|---|---|---|---|---|---|",

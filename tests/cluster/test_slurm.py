@@ -57,19 +57,28 @@ def test_models_train_in_parallel_via_slurm_and_tables_equal_local(smoke_run, tm
     cfg = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
     cfg["zoos"]["digits"]["bundle"] = "model"
     cfg_path = tmp_path / "per-model.yaml"
-    cfg_path.write_text(yaml.safe_dump(cfg))
+    cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     workdir = tmp_path / "slurm"
     logdir = tmp_path / "slurm-logs"
     sacct_out = tmp_path / "sacct.txt"
-    snake = [
-        *snakemake_cmd(workdir, TARGET, configfile=cfg_path),
-        "--executor", "slurm", "--jobs", "2", "--latency-wait", "10", *GROUPING,
-        "--slurm-init-seconds-before-status-checks", "1", "--slurm-status-command", "squeue",
-        "--slurm-logdir", str(logdir), "--slurm-keep-successful-logs",
+    models = [
+        f"results/zoo/digits/{m}/meta.json"
+        for m in ("mlp-w16-adam-e8-f1-s0", "mlp-w64-adam-e8-f1-s0", "lenet-w4-adam-e4-f1-s0",
+                  "resnet-w4-adam-e2-f1-s0")
     ]
-    # sacct must run while slurmdbd is up, i.e. inside the script's `run`
+
+    def snake(*targets: str) -> str:
+        return shlex.join([
+            *snakemake_cmd(workdir, *targets, configfile=cfg_path),
+            "--executor", "slurm", "--jobs", "2", "--latency-wait", "10", *GROUPING,
+            "--slurm-init-seconds-before-status-checks", "1", "--slurm-status-command", "squeue",
+            "--slurm-logdir", str(logdir), "--slurm-keep-successful-logs",
+        ])
+
+    # First the models alone (after the data job, four trainings compete for the two slots),
+    # then the rest of the slice; sacct must run while slurmdbd is up, inside the script's `run`.
     inner = (
-        f"timeout -k 10 900 {shlex.join(snake)} && "
+        f"timeout -k 10 600 {snake(*models)} && timeout -k 10 900 {snake(TARGET)} && "
         f"sleep 2 && sacct -X -n -P --format=JobID,Start,End > {shlex.quote(str(sacct_out))}"
     )
     workdir.mkdir()

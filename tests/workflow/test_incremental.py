@@ -3,7 +3,8 @@
 On the smoke config with the `digits` zoo at one model per job (`bundle: model`): adding a row
 trains and infers only the new model (one training job, one inference job per test-set group of
 the zoo, then the zoo's readers), and leaves every existing model's files as they were (same
-bytes, same mtimes); removing a row reruns no training or inference, only the readers.
+bytes, same mtimes); removing a row reruns no training or inference, only the readers; adding
+a test-set group to the zoo runs inference on that group alone.
 """
 
 from __future__ import annotations
@@ -32,12 +33,14 @@ NEW_MODEL = "mlp-w32-adam-e8-f1-s0"
 REMOVED_MODEL = "mlp-w16-adam-e8-f1-s0"
 
 
-def _config(tmp: Path, name: str, rows: list[dict]) -> Path:
+def _config(tmp: Path, name: str, rows: list[dict], testsets: list[str] | None = None) -> Path:
     """The smoke config with the digits zoo at one model per job and the given rows."""
     cfg = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
     cfg["zoos"]["digits"].update(bundle="model", grid=rows)
+    if testsets:
+        cfg["zoos"]["digits"]["testsets"] = testsets
     path = tmp / f"{name}.yaml"
-    path.write_text(yaml.safe_dump(cfg))
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return path
 
 
@@ -94,3 +97,7 @@ def test_adding_a_row_runs_only_the_new_model_and_removing_one_runs_no_model(tmp
     models = pd.read_csv(work / TARGET)["model"].tolist()
     assert REMOVED_MODEL not in models and len(models) == 4
     assert _planned(work, removed) == {}
+
+    # a new test-set group: inference runs on that group only (one job per model), no training
+    grouped = _config(tmp_path, "grouped", [*BASE_ROWS[1:], NEW_ROW], ["id", "corruptions", "natural"])
+    assert _planned(work, grouped) == {"shifts_natural": 1, "inference_model": 4, "accuracy_table": 1}

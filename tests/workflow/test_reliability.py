@@ -48,7 +48,7 @@ def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(smoke_run, tmp_p
     for zoo in ("laf_tight", "laf_spread"):
         cfg["zoos"][zoo]["bundle"] = "model"
     cfg_path = tmp_path / "per-model.yaml"
-    cfg_path.write_text(yaml.safe_dump(cfg))
+    cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     work = tmp_path / "run"
     work.mkdir()
     zoo = work / "results" / "zoo" / "laf_tight"
