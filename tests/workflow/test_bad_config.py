@@ -60,7 +60,7 @@ CASES = [
                            f"zoos.{FIRST_ZOO}.sheet": ""}, "duplicate model ids ['m']"),
     ("zoo-missing-checkpoint",
      {f"zoos.{FIRST_ZOO}.grid": [{"source": "checkpoint", "weights": "nosuch.safetensors"}],
-      f"zoos.{FIRST_ZOO}.sheet": ""}, "checkpoint file nosuch.safetensors not found"),
+      f"zoos.{FIRST_ZOO}.sheet": ""}, "nosuch.safetensors not found"),
     ("zoo-no-testsets", {f"zoos.{FIRST_ZOO}.testsets": []}, f"'zoos.{FIRST_ZOO}.testsets'"),
     ("zoo-unknown-feature", {f"zoos.{FIRST_ZOO}.features": ["logits2"]},
      f"'zoos.{FIRST_ZOO}.features.0': value 'logits2' is not one of"),
