@@ -77,7 +77,12 @@ def figure(card: Scorecard, path: str | Path, zoo: str = "zoo") -> Path:
             a.set_axis_off()
             continue
         cols = [c for c in t.columns if c not in ("macro", "source (sanity)")]
-        t[cols].plot.barh(ax=a, width=0.8, legend=True)
+        data = t[cols].astype(float).dropna(how="all")
+        if data.empty or data.isna().all().all():  # e.g. a one-model zoo: nothing to rank
+            a.set_axis_off()
+            a.set_title(f"{zoo}: {title}: no defined values")
+            continue
+        data.plot.barh(ax=a, width=0.8, legend=True)
         a.set_title(f"{zoo}: {title}")
         a.legend(fontsize=7)
     f = card.summary["fewlabel"]

@@ -7,7 +7,8 @@ SCORECARD_TABLES = ("estimation", "ranking", "fewlabel", "best")
 
 def scorecard_zoos():
     """Zoos that get a scorecard: config scorecard.zoos, or every zoo when it is empty."""
-    return list(SCORECARD["zoos"]) or list(ZOOS)
+    # default: every zoo that has models to compare (a one-model zoo has no ranking to score)
+    return list(SCORECARD["zoos"]) or [z for z in ZOOS if len(zoo_models(z)) >= 2]
 
 
 def shift_kinds(zoo):
