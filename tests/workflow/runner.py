@@ -67,15 +67,32 @@ def _without_timings(path: Path) -> bytes:
     return out.getvalue().encode()
 
 
+#: The run summary's provenance columns (labelfree.summary.META_KEYS): they name the config
+#: file, its digest, the commit and the machine, which two runs may legitimately differ in.
+PROVENANCE_COLUMNS = ("config", "config_digest", "commit", "machine")
+
+
+def _without_provenance(raw: bytes) -> bytes:
+    rows = list(csv.reader(io.StringIO(raw.decode())))
+    keep = [i for i, c in enumerate(rows[0]) if c not in PROVENANCE_COLUMNS] if rows else []
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows([[r[i] for i in keep if i < len(r)] for r in rows])
+    return out.getvalue().encode()
+
+
 def result_tables(workdir: Path) -> dict[str, bytes]:
     """Every csv table under results/, by relative path, as bytes, wall-clock timings left out.
 
     software.csv (package versions) and tables that are all timings are skipped; timing columns
-    and the numbers of rows that report timings are removed from the others.
+    and the numbers of rows that report timings are removed from the others; summary.csv keeps
+    its checks but not its provenance columns.
     """
     root = workdir / "results"
     return {
-        str(p.relative_to(root)): _without_timings(p)
+        str(p.relative_to(root)): (
+            _without_provenance(_without_timings(p)) if p.name == "summary.csv"
+            else _without_timings(p)
+        )
         for p in sorted(root.rglob("*.csv"))
         if p.name != "software.csv" and not TIMING_TABLE.search(p.stem)
     }
