@@ -28,6 +28,7 @@ import numpy as np
 
 from labelfree.alphatrim import DEFAULT_GRID, ReferenceCDF, alpha_hat
 from labelfree.alphatrim.bootstrap import _replicate
+from labelfree.provenance import cpu_model
 
 
 def synthetic_zoo(k: int, n_test: int, seed: int) -> np.ndarray:
@@ -64,16 +65,6 @@ def baseline_levels(ref: np.ndarray, cand: np.ndarray, b: int, seed: int, gamma:
                 break
         out.append(level)
     return out
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def _load() -> list[str]:
@@ -165,7 +156,7 @@ def main() -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(
             "# bench/alphatrim_alpha_hat.py\n\n"
-            f"- machine: {_cpu_model()}, {os.cpu_count()} logical CPUs visible "
+            f"- machine: {cpu_model()}, {os.cpu_count()} logical CPUs visible "
             f"({len(os.sched_getaffinity(0))} usable), {platform.platform()}\n"
             f"- commit: {_commit()}\n- date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}\n"
             f"- load average before / after the run: {load0} / {' '.join(_load())} (a shared "

@@ -138,12 +138,12 @@ def main() -> None:
         subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(baseline)],
                        capture_output=True)
         shutil.rmtree(scratch, ignore_errors=True)
-    cpu_model = next((ln.split(":", 1)[1].strip() for ln in Path("/proc/cpuinfo").read_text()
-                      .splitlines() if ln.startswith("model name")), platform.processor())
+    from labelfree.provenance import cpu_model
+
     lines = [
         "# Graph cost (bench/graph_cost.py)",
         "",
-        f"Machine: {cpu_model}, {os.cpu_count()} cores, {platform.platform()}; "
+        f"Machine: {cpu_model()}, {os.cpu_count()} cores, {platform.platform()}; "
         f"this tree {head}{' (+ uncommitted changes)' if dirty else ''}, baseline "
         f"{args.baseline}; `snakemake --dry-run --cores 2`. Wall time depends on the machine's "
         "load (shown per row); CPU time (user + sys) is what an idle machine would see.",

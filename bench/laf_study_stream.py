@@ -25,7 +25,6 @@ import argparse
 import gzip
 import json
 import os
-import platform
 import resource
 import shutil
 import subprocess
@@ -137,12 +136,10 @@ def raw_identical(a: Path, b: Path) -> tuple[bool, list[str]]:
 
 
 def machine() -> str:
-    cpu = platform.processor() or platform.machine()
+    from labelfree.provenance import cpu_model
+
+    cpu = cpu_model()
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
         mem = Path("/proc/meminfo").read_text().splitlines()[0].split()[1]
         mem_gb = int(mem) / 1024**2
     except OSError:

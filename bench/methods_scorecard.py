@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from labelfree.methods import call, methods, missing
+from labelfree.provenance import cpu_model
 
 SLOW = {"COT", "COTT", "CODA", "ModelPicker", "PACE+labels"}
 OUT = Path(__file__).with_name("methods_scorecard_results.md")
@@ -91,12 +92,7 @@ def main() -> None:
               flush=True)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True, cwd=Path(__file__).parent).stdout.strip()
-    cpu = platform.processor() or platform.machine()
-    info = Path("/proc/cpuinfo")
-    if info.exists():
-        names = [ln.split(":", 1)[1].strip() for ln in info.read_text().splitlines()
-                 if ln.startswith("model name")]
-        cpu = names[0] if names else cpu
+    cpu = cpu_model()
     lines = [
         "# bench/methods_scorecard.py results", "",
         f"- size: {a.m} models x {a.n} inputs x {a.k} classes (float32), source set of the same "

@@ -119,17 +119,9 @@ def run_one(method: str, n: int, budget: int) -> dict:
 
 
 def machine() -> str:
-    import platform
+    from labelfree.provenance import cpu_model
 
-    cpu = platform.processor() or ""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
+    cpu = cpu_model()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return f"{cpu}, {os.cpu_count()} logical CPUs, load average {load:.1f} at start"
 

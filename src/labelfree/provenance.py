@@ -20,6 +20,18 @@ PACKAGES = (
 )
 
 
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (floating-point results depend on it); the
+    platform's processor or machine string where that file is absent."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def write_config(config: dict[str, Any], path: str | Path) -> None:
     """Dump the validated config as YAML (sorted keys, stable bytes)."""
     with atomic_path(path) as tmp:

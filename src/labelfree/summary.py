@@ -11,13 +11,14 @@ differ slightly between CPUs (the block says so).
 from __future__ import annotations
 
 import hashlib
-import platform
+import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
 
+from labelfree.provenance import cpu_model
 from labelfree.store import atomic_path, read_table, save_table
 
 BEGIN, END = "<!-- summary:begin -->", "<!-- summary:end -->"
@@ -27,16 +28,7 @@ META_KEYS = ("config", "config_digest", "commit", "machine")
 
 def machine() -> str:
     """CPU model, core count and the SIMD level torch dispatches to (results depend on them)."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    import os
-
+    cpu = cpu_model()
     simd = ""
     try:
         import torch
