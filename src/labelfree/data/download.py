@@ -184,6 +184,16 @@ def _progress(total: int | None, name: str) -> Any:
     return tqdm(total=total, desc=name, unit="B", unit_scale=True, mininterval=10.0, disable=False)
 
 
+def _verify_present(dest: Path, spec: FileSpec, remedy: str) -> str:
+    """Verify a file already in place (never silently replaced); return how it matched."""
+    try:
+        how = verify_file(dest, spec)
+    except DataError as exc:
+        raise DataError(f"{exc}; {remedy}") from None
+    log.info("%s present, verified by its %s checksum", dest, how)
+    return how
+
+
 def fetch(
     spec: FileSpec, dest_dir: str | os.PathLike[str], base_url: str = "", timeout: float = 60.0
 ) -> Path:
@@ -196,11 +206,7 @@ def fetch(
     dest_dir = Path(dest_dir)
     dest = dest_dir / spec.name
     if dest.exists():
-        try:
-            how = verify_file(dest, spec)
-        except DataError as exc:
-            raise DataError(f"{exc}; delete the file to download it again") from None
-        log.info("%s present, verified by its %s checksum", dest, how)
+        _verify_present(dest, spec, "delete the file to download it again")
         return dest
     dest_dir.mkdir(parents=True, exist_ok=True)
     errors = []
@@ -243,12 +249,7 @@ def copy_local(
     local_dir, dest_dir = Path(local_dir), Path(dest_dir)
     dest = dest_dir / spec.name
     if dest.exists():
-        try:
-            how = verify_file(dest, spec)
-        except DataError as exc:
-            raise DataError(f"{exc}; delete the file to copy it again from {local_dir}") from None
-        log.info("%s present, verified by its %s checksum", dest, how)
-        return dest, how
+        return dest, _verify_present(dest, spec, f"delete the file to copy it again from {local_dir}")
     src = local_dir / spec.name
     raw = local_dir / spec.name.removesuffix(".gz")
     compress = False
