@@ -121,3 +121,24 @@ def test_tables_are_byte_stable(tmp_path):
     store.save_table(df, tmp_path / "t.csv", title="Table 1")
     assert (tmp_path / "t.csv").read_bytes() == first
     assert (tmp_path / "t.md").read_text().startswith("**Table 1**")
+
+
+def test_files_by_testset_and_stack_logits(tmp_path):
+    """The answer and scorecard jobs' reading: each test set from the first group listing it,
+    models in sheet order, stacked (models, N, K)."""
+    gen = np.random.default_rng(0)
+    groups = {"id": ["id"], "corr": ["fog-1", "id"]}
+    files = []
+    for m in ("a", "b"):
+        for g, sets in groups.items():
+            path = tmp_path / m / f"{g}.npz"
+            store.write_inference(path, {t: {"logits": gen.normal(size=(4, 3))} for t in sets})
+            files.append(path)
+    by_set = store.files_by_testset(files, ["a", "b"], groups)
+    assert by_set == {"id": [tmp_path / "a/id.npz", tmp_path / "b/id.npz"],
+                      "fog-1": [tmp_path / "a/corr.npz", tmp_path / "b/corr.npz"]}
+    stacked = store.stack_logits(by_set["fog-1"], "fog-1")
+    assert stacked.shape == (2, 4, 3)
+    np.testing.assert_array_equal(stacked[1], store.read_logits(tmp_path / "b/corr.npz", "fog-1"))
+    with pytest.raises(store.ArtefactError, match="3 inference files"):
+        store.files_by_testset(files[:3], ["a", "b"], groups)

@@ -12,7 +12,7 @@ import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -243,6 +243,32 @@ def stack_predictions(paths: list[PathLike], testset: str) -> np.ndarray:
         raise ArtefactError(f"inference outputs disagree on the number of inputs: {lengths}")
     return np.stack(cols, axis=1).astype(np.int64)
 
+
+
+def files_by_testset(
+    files: Sequence[PathLike], models: Sequence[str], groups: Mapping[str, Sequence[str]]
+) -> dict[str, list[PathLike]]:
+    """Test set -> each model's inference file holding it, from a zoo's file list ordered model
+    by model and, within a model, group by group (the workflow's order; answer, scorecard)."""
+    names = [(m, g) for m in models for g in groups]
+    if len(names) != len(files):
+        raise ArtefactError(f"{len(files)} inference files for {len(models)} models x "
+                            f"{len(groups)} groups")
+    by_name = dict(zip(names, files, strict=True))
+    out: dict[str, list[PathLike]] = {}
+    for g, sets in groups.items():  # a set listed by two groups is read from the first
+        for t in sets:
+            out.setdefault(t, [by_name[(m, g)] for m in models])
+    return out
+
+
+def stack_logits(paths: Sequence[PathLike], testset: str) -> np.ndarray:
+    """Logits of several models on one test set as one (n_models, N, K) float32 array."""
+    parts = [read_logits(p, testset) for p in paths]
+    shapes = {x.shape for x in parts}
+    if len(shapes) > 1:
+        raise ArtefactError(f"{testset}: inference outputs differ in shape {sorted(shapes)}")
+    return np.stack(parts)
 
 # ---------------------------------------------------------------------------------------------
 # json, tables and figures

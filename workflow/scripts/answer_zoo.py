@@ -2,7 +2,6 @@
 
 import logging
 
-import numpy as np
 import pandas as pd
 
 from labelfree import answer, store
@@ -11,12 +10,10 @@ from labelfree.joblog import log_to
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 log_to(sm.log[0])
 zoo, models = sm.params.zoo, list(sm.params.models)
-group_of = {t: g for g, sets in sm.params.groups.items() for t in sets}
-files = {(m, g): f for f, (m, g) in zip(
-    sm.input.infer, [(m, g) for m in models for g in sm.params.groups], strict=True)}
+files = store.files_by_testset(sm.input.infer, models, sm.params.groups)
 logits, labels = {}, {}
 for t, path in zip(sm.params.testsets, sm.input.testsets, strict=True):
-    logits[t] = np.stack([store.read_logits(files[(m, group_of[t])], t) for m in models])
+    logits[t] = store.stack_logits(files[t], t)
     y = store.read_image_set(path).y
     labels[t] = y if y.ndim == 1 else None  # multi-label sets: no single-label accuracy
 source = sm.params.source if sm.params.source in logits else None

@@ -12,15 +12,14 @@ from labelfree.scorecard import report, score_zoo
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 log_to(sm.log[0])
 models = list(sm.params.models)
-group_of = {t: g for g, sets in sm.params.groups.items() for t in sets}
-files = dict(zip([(m, g) for m in models for g in sm.params.groups], sm.input.infer, strict=True))
+files = store.files_by_testset(sm.input.infer, models, sm.params.groups)
 logits, probs, labels, kinds = {}, {}, {}, {}
 for t, path in zip(sm.params.testsets, sm.input.testsets, strict=True):
     y = store.read_image_set(path).y
     if y.ndim != 1:
         logging.info("%s: multi-label test set, not scored", t)
         continue
-    logits[t] = np.stack([store.read_logits(files[(m, group_of[t])], t) for m in models])
+    logits[t] = store.stack_logits(files[t], t)
     probs[t] = softmax(logits[t].astype(np.float64))
     labels[t], kinds[t] = y, sm.params.kinds[t]
 source = sm.params.source if sm.params.source in probs else None
