@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.special import softmax as scipy_softmax
 
 from labelfree.methods import registry
 
@@ -36,9 +37,8 @@ class TestSet:
 
 
 def softmax(logits: np.ndarray) -> np.ndarray:
-    z = logits - logits.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
+    """Softmax over the class axis (scipy.special's, max-shifted like every copy here)."""
+    return scipy_softmax(logits, axis=-1)
 
 
 def bootstrap_interval(correct_proxy: np.ndarray, n_boot: int, seed: int,
