@@ -23,10 +23,9 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def mm_smoke(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("mm-smoke")
-    run_snakemake(workdir, "mm_report")
-    return workdir
+def mm_smoke(smoke_run):
+    """The whole smoke run (tests/conftest.py), which includes `mm_report`."""
+    return smoke_run
 
 
 def test_every_table_and_figure(mm_smoke):

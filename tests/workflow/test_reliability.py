@@ -43,6 +43,11 @@ def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(smoke_run, tmp_p
 
     The laf zoos train one model per job here (`bundle: model`), the clean run in one job per
     zoo: the tables must not depend on how models are bundled into jobs.
+
+    This is also the suite's determinism test (issue 8): this run starts from an empty folder
+    like the clean one (`smoke_run`) and every csv table of the whole smoke graph must equal it
+    byte for byte, so one second run of the graph checks determinism, resumption and bundling
+    together (a separate second clean run cost the suite about 4 minutes; issue 22 item 4).
     """
     cfg = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
     for zoo in ("laf_tight", "laf_spread"):
