@@ -64,7 +64,8 @@ def make_zoo(root: Path, n: int, m: int, K: int, testsets: list[str]) -> list[di
             np.savez(root / "infer" / name / f"m{j}.old.npz", logits=logits)
             del logits
             paths.append(str(path))
-        specs.append({"name": name, "infer": paths, "labels": str(lab)})
+        origin = "id" if name == "id" else "natural" if name.startswith("natural") else "corruptions"
+        specs.append({"name": name, "infer": paths, "labels": str(lab), "origin": origin})
     return specs
 
 
@@ -82,7 +83,13 @@ def child(args: dict) -> None:
 
     cfg = validate_config({}, REPO / "config" / "schema.yaml")["laf"]
     params = StudyParams.from_config(cfg)
-    sets = [SetInputs(s["name"], tuple(s["infer"]), s["labels"]) for s in args["sets"]]
+    # the set's workflow group (SetInputs.origin), for the code versions that take it
+    takes_origin = "origin" in getattr(SetInputs, "__dataclass_fields__", {})
+    sets = [
+        SetInputs(s["name"], tuple(s["infer"]), s["labels"],
+                  *([s["origin"]] if takes_origin else []))
+        for s in args["sets"]
+    ]
     names = [f"m{j}" for j in range(len(sets[0].infer))]
     t0 = time.perf_counter()
     run_study("bench", "d", names, sets, params, 0, args["out"])

@@ -257,10 +257,18 @@ def test_crc_modes():
 
 
 def test_classify_testsets():
+    """A set's kind comes from the test-set group the workflow made it in (issue 20 item 4)."""
     assert classify_testset("id") == ("id", "", 0)
+    assert classify_testset("natural-shift", "natural") == ("natural", "", 0)
     assert classify_testset("natural-shift") == ("natural", "", 0)
-    assert classify_testset("gaussian_noise-3") == ("corruption", "gaussian_noise", 3)
+    assert classify_testset("gaussian_noise-3", "corruptions") == ("corruption", "gaussian_noise", 3)
+    # any corruption the shifts layer may add later is recognised by its group, not a name list
+    assert classify_testset("my_blur-2", "corruptions") == ("corruption", "my_blur", 2)
+    # a set named like a corruption but made elsewhere (a study's own sets) is not one
+    assert classify_testset("gaussian_noise-3", "syp_meta")[0] == "other"
     assert classify_testset("meta-2")[0] == "other"
+    with pytest.raises(ValueError, match="severity"):
+        classify_testset("fog", "corruptions")
 
 
 def test_analyse_testset_end_to_end():

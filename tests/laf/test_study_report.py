@@ -35,7 +35,8 @@ def make_artefacts(root, zoo, accs, seed, testsets=None):
             path = root / "infer" / zoo / name / f"m{j}.npz"
             store.write_inference(path, {name: {"logits": logits}})
             paths.append(str(path))
-        sets.append(SetInputs(name, tuple(paths), str(lab)))
+        origin = "id" if name == "id" else name.split("-")[0] if name.startswith("natural") else "corruptions"
+        sets.append(SetInputs(name, tuple(paths), str(lab), origin))
     return sets
 
 

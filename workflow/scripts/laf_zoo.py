@@ -18,7 +18,9 @@ spec = sm.params.spec
 log = logging.getLogger("laf_zoo")
 threadpool_limits(sm.threads)  # BLAS threads = the rule's threads (shared machines)
 try:
-    testsets = [SetInputs(t["name"], tuple(t["infer"]), t["labels"]) for t in spec["testsets"]]
+    testsets = [
+        SetInputs(t["name"], tuple(t["infer"]), t["labels"], t["origin"]) for t in spec["testsets"]
+    ]
     clone = None
     if "clone" in spec:
         c = spec["clone"]
@@ -26,7 +28,7 @@ try:
         if "id" not in names:
             raise ValueError(f"clone control {spec['zoo']}: the zoos have no `id` test set")
         source = [
-            SetInputs(t.name, tuple(paths), t.labels)
+            SetInputs(t.name, tuple(paths), t.labels, t.origin)
             for t, paths in zip(testsets, c["source_infer"], strict=True)
         ]
         j, acc = pick_clone(source[names.index("id")], c["accuracy"])

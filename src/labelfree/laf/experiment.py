@@ -7,7 +7,6 @@ figures of section 6 are built from these by :mod:`labelfree.laf.report`.
 
 from __future__ import annotations
 
-import re
 import time
 import warnings
 from dataclasses import dataclass
@@ -19,9 +18,6 @@ from labelfree.laf import baselines as bl
 from labelfree.laf.core import rank
 from labelfree.laf.metrics import batch_metrics, ground_truth_accuracy, ranking_metrics
 from labelfree.seeds import rng as seeded_rng
-from labelfree.shifts.params import CORRUPTIONS  # the one list of -C corruption names
-
-_CORR_RE = re.compile(r"^(?P<c>[a-z_]+)-(?P<s>[1-5])$")
 
 
 @dataclass(frozen=True)
@@ -84,15 +80,23 @@ class StudyParams:
         }
 
 
-def classify_testset(name: str) -> tuple[str, str, int]:
-    """(group, corruption, severity) of a test-set name: ``id``, ``natural``, ``corruption``."""
+def classify_testset(name: str, origin: str = "") -> tuple[str, str, int]:
+    """(group, corruption, severity) of a test set: ``id``, ``natural``, ``corruption``, ``other``.
+
+    ``origin`` is the test-set group the workflow made the set in (the zoo's `testsets` token:
+    ``corruptions`` holds the ``<corruption>-<severity>`` sets, ``natural`` the natural shifts),
+    so the study learns what a set is from the sets it is given, not from the shifts layer's
+    list of corruption names (issue 20 item 4); a set of no known origin is ``other``.
+    """
     if name == "id":
         return "id", "", 0
-    if name.startswith("natural"):
+    if origin == "natural" or (not origin and name.startswith("natural")):
         return "natural", "", 0
-    match = _CORR_RE.match(name)
-    if match and match["c"] in CORRUPTIONS:
-        return "corruption", match["c"], int(match["s"])
+    if origin == "corruptions":
+        corruption, _, severity = name.rpartition("-")
+        if not corruption or not severity.isdigit():
+            raise ValueError(f"corruption set {name!r} is not named <corruption>-<severity>")
+        return "corruption", corruption, int(severity)
     return "other", "", 0
 
 
@@ -144,6 +148,7 @@ def analyse_testset(
     dataset: str,
     testset: str,
     rq4: bool = False,
+    origin: str = "",
 ) -> SetResult:
     """Run every method of the study on one test set (spec sections 2, 3, 4.6 and 6).
 
@@ -152,6 +157,7 @@ def analyse_testset(
     (m, K), e.g. :class:`labelfree.laf.study.StreamedProbs`) so that one model's outputs are in
     memory at a time. Sampling draws are seeded by (seed, dataset, test set, method, budget,
     repetition). CES time excludes the streamed source's loading (reported by the caller).
+    ``origin``: the set's test-set group in the workflow (:func:`classify_testset`).
     """
     Yhat = np.asarray(Yhat)
     m, n = Yhat.shape
@@ -161,7 +167,7 @@ def analyse_testset(
             f"{zoo}/{testset}: probabilities of {src.max_probs.shape[1]} models x "
             f"{src.max_probs.shape[0]} inputs do not match predictions {Yhat.shape}"
         )
-    group, corruption, severity = classify_testset(testset)
+    group, corruption, severity = classify_testset(testset, origin)
     truth = ground_truth_accuracy(Yhat, y)
     correct = Yhat == np.asarray(y)[:, None]
     base = {

@@ -27,11 +27,13 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class SetInputs:
     """Where one test set's artefacts are: the inference file (of its group) of each model, and
-    the labels; the file holds test set ``name`` among others (labelfree.store.read_logits)."""
+    the labels; the file holds test set ``name`` among others (labelfree.store.read_logits).
+    ``origin``: the test-set group the workflow made it in (`corruptions`, `natural`, ...)."""
 
     name: str
     infer: tuple[str, ...]
     labels: str
+    origin: str = ""
 
 
 def read_model_logits(ref: tuple[str, str]) -> np.ndarray:
@@ -167,9 +169,10 @@ def run_study(
             probs = probs.subset(keep, src_probs, j, c)
             names = list(models)[:keep] + [f"{clone['name']}-copy{i}" for i in range(c)]
         K = probs.K
-        group = classify_testset(ts.name)[0]
+        group = classify_testset(ts.name, ts.origin)[0]
         res = analyse_testset(
-            preds, y, probs, K, names, params, seed, zoo, dataset, ts.name, rq4=group == "id"
+            preds, y, probs, K, names, params, seed, zoo, dataset, ts.name, rq4=group == "id",
+            origin=ts.origin,
         )
         rows += res.rows
         infos.append(dict(res.info, time_load=probs.load_seconds))

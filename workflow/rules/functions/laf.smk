@@ -51,6 +51,7 @@ def laf_zoo_params(azoo):
                 "name": t,
                 "infer": infer_paths(base, t),
                 "labels": testset_path(zoo_dataset(base), t),
+                "origin": testset_group(base, t),
             }
             for t in ts
         ],
