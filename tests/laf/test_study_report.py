@@ -10,7 +10,14 @@ from labelfree import store
 from labelfree.laf.baselines import softmax
 from labelfree.laf.experiment import StudyParams, analyse_testset
 from labelfree.laf.report import required_failures, table_checks, write_all
-from labelfree.laf.study import SetInputs, load_testset, pick_clone, run_study, softmax32
+from labelfree.laf.study import (
+    SetInputs,
+    clone_control,
+    load_testset,
+    pick_clone,
+    run_study,
+    softmax32,
+)
 
 TESTSETS = {"id": 0.0, "gaussian_noise-1": 0.1, "gaussian_noise-5": 0.45, "natural-thick": 0.2}
 
@@ -58,7 +65,13 @@ def study(tmp_path_factory):
     run_study("tight", "d", models, tight, params, 0, root / "raw" / "tight")
     run_study("spread", "d", models, spread, params, 0, root / "raw" / "spread")
     j, acc = pick_clone(spread[0], 0.6)
-    clone = {"source": spread, "index": j, "copies": 5, "base_models": 4, "name": f"m{j}"}
+    clone = clone_control(
+        {"accuracy": 0.6, "copies": 5, "base_models": 4, "source_models": models,
+         "source_infer": [t.infer for t in spread]},
+        tight,
+    )
+    assert (clone["index"], clone["name"], clone["copies"]) == (j, f"m{j}", 5)
+    assert [t.infer for t in clone["source"]] == [t.infer for t in spread]
     run_study("clone", "d", models, tight, params, 0, root / "raw" / "clone", clone=clone)
     zoos = ["tight", "spread", "clone"]
     write_all(zoos, root / "raw", root / "tables", root / "figures")
@@ -68,6 +81,14 @@ def study(tmp_path_factory):
 def test_pick_clone_nearest_accuracy(study):
     _, acc = study
     assert abs(acc - 0.6) < 0.1
+
+
+def test_clone_control_needs_an_id_set(tmp_path):
+    sets = make_artefacts(tmp_path, "z", np.linspace(0.5, 0.9, 3), 0, {"natural-thick": 0.1})
+    spec = {"accuracy": 0.6, "copies": 2, "base_models": 2, "source_models": ["a", "b", "c"],
+            "source_infer": [t.infer for t in sets]}
+    with pytest.raises(ValueError, match="no `id` test set"):
+        clone_control(spec, sets)
 
 
 def test_every_table_and_figure_written(study):

@@ -11,7 +11,7 @@ logging.basicConfig(
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from labelfree.laf.experiment import StudyParams  # noqa: E402
-from labelfree.laf.study import SetInputs, pick_clone, run_study  # noqa: E402
+from labelfree.laf.study import SetInputs, clone_control, run_study  # noqa: E402
 
 sm = snakemake  # noqa: F821
 spec = sm.params.spec
@@ -21,31 +21,6 @@ try:
     testsets = [
         SetInputs(t["name"], tuple(t["infer"]), t["labels"], t["origin"]) for t in spec["testsets"]
     ]
-    clone = None
-    if "clone" in spec:
-        c = spec["clone"]
-        names = [t.name for t in testsets]
-        if "id" not in names:
-            raise ValueError(f"clone control {spec['zoo']}: the zoos have no `id` test set")
-        source = [
-            SetInputs(t.name, tuple(paths), t.labels, t.origin)
-            for t, paths in zip(testsets, c["source_infer"], strict=True)
-        ]
-        j, acc = pick_clone(source[names.index("id")], c["accuracy"])
-        log.info(
-            "clone control %s: %d copies of %s (ID accuracy %.3f)",
-            spec["zoo"],
-            c["copies"],
-            c["source_models"][j],
-            acc,
-        )
-        clone = {
-            "source": source,
-            "index": j,
-            "copies": c["copies"],
-            "base_models": c["base_models"],
-            "name": c["source_models"][j],
-        }
     run_study(
         spec["zoo"],
         spec["dataset"],
@@ -54,7 +29,7 @@ try:
         StudyParams.from_config(sm.params.laf),
         sm.params.seed,
         sm.params.out_dir,
-        clone=clone,
+        clone=clone_control(spec["clone"], testsets) if "clone" in spec else None,
     )
 except Exception:
     log.exception("laf_zoo failed")

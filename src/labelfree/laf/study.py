@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,6 +132,35 @@ def pick_clone(source_id: SetInputs, target_accuracy: float) -> tuple[int, float
     acc = ground_truth_accuracy(preds, y)
     j = int(np.argmin(np.abs(acc - target_accuracy)))
     return j, float(acc[j])
+
+
+def clone_control(spec: Mapping, testsets: Sequence[SetInputs]) -> dict:
+    """The clone control of spec section 8 as :func:`run_study` takes it.
+
+    ``spec`` (the rule's ``clone`` entry): ``accuracy`` (the target ID accuracy), ``copies``,
+    ``base_models``, ``source_infer`` (per test set, the source zoo's inference files, in the
+    order of ``testsets``) and ``source_models``. The source model whose `id` accuracy is
+    nearest the target is copied; raises ValueError when the zoos have no `id` test set.
+    """
+    names = [t.name for t in testsets]
+    if "id" not in names:
+        raise ValueError("clone control: the zoos have no `id` test set")
+    source = [
+        SetInputs(t.name, tuple(paths), t.labels, t.origin)
+        for t, paths in zip(testsets, spec["source_infer"], strict=True)
+    ]
+    j, acc = pick_clone(source[names.index("id")], spec["accuracy"])
+    log.info(
+        "clone control: %d copies of %s (ID accuracy %.3f)",
+        spec["copies"], spec["source_models"][j], acc,
+    )
+    return {
+        "source": source,
+        "index": j,
+        "copies": spec["copies"],
+        "base_models": spec["base_models"],
+        "name": spec["source_models"][j],
+    }
 
 
 def run_study(
