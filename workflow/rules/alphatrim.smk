@@ -8,10 +8,11 @@
 include: "functions/alphatrim.smk"
 
 
-from labelfree.alphatrim.pipeline import FIGURES as AT_FIGURES
-from labelfree.alphatrim.pipeline import TABLES as AT_TABLES
-from labelfree.alphatrim.pipeline import experiment_outputs as at_experiment_outputs
-from labelfree.alphatrim.pipeline import spine_zoos as at_spine_zoos
+# import-light (no torch, no matplotlib): parse time needs only the outputs' names
+from labelfree.alphatrim.layout import FIGURES as AT_FIGURES
+from labelfree.alphatrim.layout import TABLES as AT_TABLES
+from labelfree.alphatrim.layout import experiment_outputs as at_experiment_outputs
+from labelfree.alphatrim.layout import spine_zoos as at_spine_zoos
 
 AT = config["alphatrim"]
 AT_EXPS = AT["experiments"] if study_enabled("alphatrim") else {}

@@ -22,6 +22,13 @@ import pandas as pd
 from labelfree.alphatrim import experiment as ex
 from labelfree.alphatrim import figures as fg
 from labelfree.alphatrim.kernel import acceptance_threshold
+from labelfree.alphatrim.layout import (  # noqa: F401  (re-exported)
+    FIGURES,
+    TABLES,
+    experiment_outputs,
+    experiment_zoos,
+    spine_zoos,
+)
 from labelfree.alphatrim.metrics import accuracy, logit_gap
 from labelfree.seeds import derive_seed
 from labelfree.store import load_json, load_npz, save_figure, save_json, save_npz, save_table
@@ -33,91 +40,6 @@ from labelfree.zoo.batched import (
 )
 
 log = logging.getLogger(__name__)
-
-#: table / figure keys -> paper numbering (captions in workflow/report/alphatrim/<key>.rst)
-TABLES = {
-    "table1-ensembles": "Table I",
-    "table2-sources": "Table II",
-    "table3-pairwise-churn": "Table III",
-    "table4-equal-accuracy": "Table IV",
-    "table5-transfer": "Table V",
-    "checks": "Checks (spec 6)",
-}
-FIGURES = {
-    "fig04-gaps-and-curves": "Fig. 4",
-    "fig05-linf-vs-accuracy": "Fig. 5",
-    "fig06-accuracy-vs-churn": "Fig. 6",
-    "fig07-accuracy-vs-ece": "Fig. 7",
-    "fig08-alpha-vs-accuracy-ensembles": "Fig. 8",
-    "fig09-alpha-vs-accuracy-sources": "Fig. 9",
-    "fig10-pairwise-alpha-by-churn": "Fig. 10",
-    "fig11-alpha-vs-metrics": "Fig. 11",
-    "fig12-metrics-3d": "Fig. 12",
-    "fig13-head-curves": "Fig. 13",
-    "fig14-alpha-vs-metrics-heads": "Fig. 14",
-    "fig15-accuracy-vs-churn-heads": "Fig. 15",
-    "fig16-accuracy-vs-ece-heads": "Fig. 16",
-}
-
-
-def spine_zoos(cfg: Mapping[str, Any]) -> dict[str, str]:
-    """Source ``zoos``: study zoo name (regime or E1_all) -> spine zoo name, in study order."""
-    names = cfg["data"].get("zoos", {}) or {}
-    out = {r: names[r] for r in ex.REGIMES if names.get(r)}
-    if names.get("ensemble"):
-        out[ex.ENSEMBLE_ZOO] = names["ensemble"]
-    return out
-
-
-def experiment_zoos(cfg: Mapping[str, Any]) -> dict[str, int]:
-    """Zoo name -> number of models trained for an experiment (validated).
-
-    For source ``zoos`` the runs come from spine zoos; sizes are -1 (known from their sheets).
-    """
-    if cfg["data"]["source"] == "zoos":
-        zoos = {z: -1 for z in spine_zoos(cfg)}
-        if not zoos:
-            raise ValueError("alphatrim experiment: data.source zoos needs data.zoos names")
-        if cfg["kind"] == "transfer" and set(zoos) != {"S_all"}:
-            raise ValueError("alphatrim experiment of kind `transfer` needs data.zoos.S_all only")
-        return zoos
-    zoos = {r: int(cfg["regimes"][r]) for r in ex.REGIMES if int(cfg["regimes"][r]) > 0}
-    for r, k in zoos.items():
-        if k < 3:
-            raise ValueError(f"alphatrim experiment: regimes.{r}={k}; use 0 or at least 3 models")
-    if cfg["kind"] == "transfer":
-        if set(zoos) != {"S_all"}:
-            raise ValueError("alphatrim experiment of kind `transfer` needs regimes.S_all > 0 only")
-    elif int(cfg["ensembles"]["models"]) > 0:
-        if int(cfg["ensembles"]["models"]) < 4:
-            raise ValueError("alphatrim experiment: ensembles.models must be 0 or at least 4")
-        zoos[ex.ENSEMBLE_ZOO] = int(cfg["ensembles"]["models"])
-    if not zoos:
-        raise ValueError("alphatrim experiment: no zoo to train (all regimes are 0)")
-    return zoos
-
-
-def experiment_outputs(cfg: Mapping[str, Any]) -> dict[str, list[str]]:
-    """The table and figure keys an experiment writes (see TABLES, FIGURES)."""
-    zoos = experiment_zoos(cfg)
-    if cfg["kind"] == "transfer":
-        figs = ["fig13-head-curves", "fig14-alpha-vs-metrics-heads"]
-        if cfg["ensembles"]["sizes"]:
-            figs += ["fig15-accuracy-vs-churn-heads", "fig16-accuracy-vs-ece-heads"]
-        return {"tables": ["table5-transfer", "checks"], "figures": figs}
-    tables, figs = [], []
-    if ex.ENSEMBLE_ZOO in zoos:
-        tables.append("table1-ensembles")
-        figs += ["fig04-gaps-and-curves", "fig05-linf-vs-accuracy", "fig06-accuracy-vs-churn",
-                 "fig07-accuracy-vs-ece", "fig08-alpha-vs-accuracy-ensembles"]
-    if any(r in zoos for r in ex.REGIMES):
-        tables += ["table2-sources", "table3-pairwise-churn"]
-        figs += ["fig09-alpha-vs-accuracy-sources", "fig10-pairwise-alpha-by-churn"]
-    if "S_all" in zoos:
-        tables.append("table4-equal-accuracy")
-        figs += ["fig11-alpha-vs-metrics", "fig12-metrics-3d"]
-    return {"tables": tables + ["checks"], "figures": figs}
-
 
 # ---------------------------------------------------------------------------------------------
 # step 1: data and zoos
