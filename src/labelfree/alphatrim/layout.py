@@ -99,3 +99,38 @@ def experiment_outputs(cfg: Mapping[str, Any]) -> dict[str, list[str]]:
         tables.append("table4-equal-accuracy")
         figs += ["fig11-alpha-vs-metrics", "fig12-metrics-3d"]
     return {"tables": tables + ["checks"], "figures": figs}
+
+
+#: Models a CNN trainer job trains together (labelfree.zoo.batched.train_batched_cnn's
+#: ``model_block``). Grouped convolutions of another group count may round differently, so CNN
+#: shards hold whole blocks of this many models (below).
+CNN_MODEL_BLOCK = 16
+
+
+def experiment_blocks(cfg: Mapping[str, Any]) -> list[tuple[str, int, int]]:
+    """The seed-block shards of an experiment: (zoo, start, stop) model ranges, one job each.
+
+    ``models_per_job`` B > 0 cuts every zoo into consecutive blocks of B models (model indices
+    ``[start, stop)``, the last block shorter); 0 gives none (the experiment's one alphatrim_zoo
+    job trains every model). A model's block depends on its index and B only, so growing a zoo
+    reruns its last block and adds new ones. Training is per model (labelfree.zoo.batched), so
+    the merged blocks equal one job's result; CNN blocks must be a multiple of
+    :data:`CNN_MODEL_BLOCK` so they train the same groups of models as one job does. Source
+    ``zoos`` trains nothing here: no blocks.
+    """
+    size = int(cfg.get("models_per_job", 0) or 0)
+    if size <= 0 or cfg["data"]["source"] == "zoos":
+        return []
+    if cfg["model"]["arch"] == "cnn" and size % CNN_MODEL_BLOCK:
+        raise ValueError(
+            f"alphatrim experiment: models_per_job = {size}; CNN experiments need a multiple of "
+            f"{CNN_MODEL_BLOCK} (the models the CNN trainer groups together), so that the merged "
+            "shards equal one job's result"
+        )
+    return [(zoo, start, min(start + size, k))
+            for zoo, k in experiment_zoos(cfg).items() for start in range(0, k, size)]
+
+
+def block_name(zoo: str, start: int, stop: int) -> str:
+    """File stem of a shard: ``{zoo}-{start:05d}-{stop:05d}`` (start inclusive, stop exclusive)."""
+    return f"{zoo}-{start:05d}-{stop:05d}"

@@ -12,7 +12,7 @@ declare outputs, the report step to write them, so both always agree.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +23,10 @@ from labelfree.alphatrim import experiment as ex
 from labelfree.alphatrim import figures as fg
 from labelfree.alphatrim.kernel import acceptance_threshold
 from labelfree.alphatrim.layout import (  # noqa: F401  (re-exported)
+    CNN_MODEL_BLOCK,
     FIGURES,
     TABLES,
+    experiment_blocks,
     experiment_outputs,
     experiment_zoos,
     spine_zoos,
@@ -135,57 +137,143 @@ def collect_spine_zoos(
     save_table(pd.DataFrame(rows), meta_csv, title=f"alphatrim {name}: runs of the spine zoos")
 
 
-def train_experiment(
-    name: str, cfg: Mapping[str, Any], seed: int, inputs: Mapping[str, str],
-    zoo_npz: str | Path, meta_csv: str | Path, threads: int = 1,
-) -> None:
-    """Train every zoo of an experiment in one batched run; write logits, labels and seeds."""
-    xtr, ytr, xte, yte = load_task(name, cfg, seed, inputs)
-    zoos = experiment_zoos(cfg)
+def train_models(
+    name: str, cfg: Mapping[str, Any], seed: int,
+    task: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], zoo: str, start: int, stop: int,
+    threads: int = 1,
+) -> dict[str, np.ndarray]:
+    """Train models ``[start, stop)`` of one zoo of an experiment (seeds of spec 3.1).
+
+    Returns the block's arrays: ``logits`` (K, N_test, 2), ``curve_accuracy``/``curve_loss``
+    (K, epochs) when ``curves``, ``init_seed``, ``batch_seed``, ``init_hash``, ``order_hash``
+    and ``y_test``. Model i's seeds depend only on (seed, experiment, zoo, i), and training is
+    per model, so any cut of a zoo into blocks gives the same models (:func:`merge_blocks`).
+    """
+    xtr, ytr, xte, yte = task
+    if zoo not in (*ex.REGIMES, ex.ENSEMBLE_ZOO) or not 0 <= start < stop:
+        raise ValueError(f"alphatrim experiment {name}: no models [{start}, {stop}) of zoo {zoo}")
     m = cfg["model"]
     if m["arch"] == "cnn" and xtr.ndim != 4:
         raise ValueError(f"alphatrim experiment {name}: model.arch cnn needs an image dataset")
     common = {"hidden": tuple(m["hidden"]), "epochs": int(m["epochs"]),
               "batch_size": int(m["batch_size"]), "lr": float(m["lr"]),
               "momentum": float(m["momentum"])}
-    init, batch, zoo_of = [], [], []
-    for zoo, k in zoos.items():
-        si, sb = ex.regime_seeds("S_all" if cfg["kind"] == "transfer" else zoo, k, seed, name)
-        init += si
-        batch += sb
-        zoo_of += [zoo] * k
-    log.info("experiment %s: n_train=%d n_test=%d dim=%d; training %d models (%s)", name,
-             len(xtr), len(xte), xtr.shape[1], len(init), zoos)
+    # model i's seeds do not depend on the zoo's size: the first `stop` models' seeds suffice
+    init, batch = ex.regime_seeds("S_all" if cfg["kind"] == "transfer" else zoo, stop, seed, name)
+    init, batch = init[start:], batch[start:]
 
     def progress(done: int, total: int) -> None:
-        log.info("trained %d/%d models", done, total)
+        log.info("%s: trained %d/%d models", zoo, done, total)
 
     kw = {"num_classes": 2, "curves": bool(cfg["curves"]), "threads": threads,
           "progress": progress}
     if m["arch"] == "cnn":
         res = train_batched_cnn(xtr, ytr, init, batch,
                                 BatchedCNNSpec(conv=tuple(m["conv"]), **common),
-                                {"test": (xte, yte)}, device=m["device"], **kw)
+                                {"test": (xte, yte)}, device=m["device"],
+                                model_block=CNN_MODEL_BLOCK, **kw)
     else:
         res = train_batched_mlp(xtr, ytr, init, batch, BatchedMLPSpec(**common),
                                 {"test": (xte, yte)}, **kw)
-    log.info("training took %.1f s", res.seconds)
-    zoo_of = np.array(zoo_of)
-    arrays: dict[str, np.ndarray] = {"y_test": yte}
-    for zoo in zoos:
-        sel = zoo_of == zoo
-        arrays[f"logits_{zoo}"] = res.logits["test"][sel]
-        if res.curves:
-            arrays[f"curve_accuracy_{zoo}"] = res.curves["test"]["accuracy"][sel]
-            arrays[f"curve_loss_{zoo}"] = res.curves["test"]["loss"][sel]
+    log.info("%s models [%d, %d): training took %.1f s", zoo, start, stop, res.seconds)
+    out = {"y_test": np.asarray(yte), "logits": res.logits["test"],
+           "init_seed": np.asarray(init, dtype=np.int64),
+           "batch_seed": np.asarray(batch, dtype=np.int64),
+           "init_hash": np.asarray(res.init_hash), "order_hash": np.asarray(res.order_hash)}
+    if res.curves:
+        out["curve_accuracy"] = res.curves["test"]["accuracy"]
+        out["curve_loss"] = res.curves["test"]["loss"]
+    return out
+
+
+def _write_zoo(
+    name: str, cfg: Mapping[str, Any], blocks: Mapping[str, list[dict[str, np.ndarray]]],
+    zoo_npz: str | Path, meta_csv: str | Path,
+) -> None:
+    """zoo.npz (labels, logits and curves per zoo) and the runs table from each zoo's blocks,
+    concatenated in model order; one job and merged shards both end here."""
+    y = next(b["y_test"] for bl in blocks.values() for b in bl)
+    arrays: dict[str, np.ndarray] = {"y_test": y}
+    cols: dict[str, list[np.ndarray]] = {c: [] for c in ("init_seed", "batch_seed", "init_hash",
+                                                         "order_hash")}
+    zoo_of, index, logits = [], [], []
+    for zoo, bl in blocks.items():
+        lg = np.concatenate([b["logits"] for b in bl])
+        arrays[f"logits_{zoo}"] = lg
+        if "curve_accuracy" in bl[0]:
+            arrays[f"curve_accuracy_{zoo}"] = np.concatenate([b["curve_accuracy"] for b in bl])
+            arrays[f"curve_loss_{zoo}"] = np.concatenate([b["curve_loss"] for b in bl])
+        for c in cols:
+            cols[c].append(np.concatenate([b[c] for b in bl]))
+        zoo_of += [zoo] * len(lg)
+        index.append(np.arange(len(lg)))
+        logits.append(lg)
     save_npz(zoo_npz, **arrays)
     meta = pd.DataFrame({
-        "zoo": zoo_of, "index": np.concatenate([np.arange(k) for k in zoos.values()]),
-        "init_seed": init, "batch_seed": batch, "init_hash": res.init_hash,
-        "order_hash": res.order_hash,
-        "accuracy": accuracy(logit_gap(res.logits["test"], clip_mode="none"), yte),
+        "zoo": zoo_of, "index": np.concatenate(index),
+        "init_seed": np.concatenate(cols["init_seed"]).tolist(),
+        "batch_seed": np.concatenate(cols["batch_seed"]).tolist(),
+        "init_hash": np.concatenate(cols["init_hash"]).tolist(),
+        "order_hash": np.concatenate(cols["order_hash"]).tolist(),
+        "accuracy": accuracy(logit_gap(np.concatenate(logits), clip_mode="none"), y),
     })
     save_table(meta, meta_csv, title=f"alphatrim {name}: trained runs (seeds, hashes, accuracy)")
+
+
+def train_experiment(
+    name: str, cfg: Mapping[str, Any], seed: int, inputs: Mapping[str, str],
+    zoo_npz: str | Path, meta_csv: str | Path, threads: int = 1,
+) -> None:
+    """Train every zoo of an experiment in one job (zoo by zoo); write logits, labels and seeds."""
+    task = load_task(name, cfg, seed, inputs)
+    zoos = experiment_zoos(cfg)
+    log.info("experiment %s: n_train=%d n_test=%d dim=%d; training %d models (%s)", name,
+             len(task[0]), len(task[2]), task[0].shape[1], sum(zoos.values()), zoos)
+    blocks = {zoo: [train_models(name, cfg, seed, task, zoo, 0, k, threads)]
+              for zoo, k in zoos.items()}
+    _write_zoo(name, cfg, blocks, zoo_npz, meta_csv)
+
+
+def train_block(
+    name: str, cfg: Mapping[str, Any], seed: int, inputs: Mapping[str, str], zoo: str,
+    start: int, stop: int, block_npz: str | Path, threads: int = 1,
+) -> None:
+    """One seed-block shard (``models_per_job``): models ``[start, stop)`` of ``zoo`` -> npz.
+
+    ``cfg`` needs only ``kind``, ``data``, ``model`` and ``curves``: a block does not depend on
+    the zoo sizes, so growing a zoo leaves its finished blocks valid."""
+    task = load_task(name, cfg, seed, inputs)
+    log.info("experiment %s: zoo %s, models [%d, %d)", name, zoo, start, stop)
+    arrays = train_models(name, cfg, seed, task, zoo, start, stop, threads)
+    save_npz(block_npz, **arrays, zoo=np.asarray(zoo), range=np.asarray([start, stop]))
+
+
+def merge_blocks(
+    name: str, cfg: Mapping[str, Any], block_npzs: Sequence[str | Path], zoo_npz: str | Path,
+    meta_csv: str | Path,
+) -> None:
+    """Merge an experiment's shards into the zoo.npz and runs table one job would write.
+
+    Checks that the shards are exactly the blocks :func:`experiment_blocks` plans (every model
+    of every zoo once, in order) and share the test labels.
+    """
+    want = experiment_blocks(cfg)
+    got, y = [], None
+    blocks: dict[str, list[dict[str, np.ndarray]]] = {}
+    for path in block_npzs:
+        b = load_npz(path)
+        zoo, (start, stop) = str(b["zoo"]), (int(v) for v in b["range"])
+        got.append((zoo, start, stop))
+        if len(b["logits"]) != stop - start:
+            raise ValueError(f"{path}: {len(b['logits'])} models for block [{start}, {stop})")
+        if y is not None and not np.array_equal(b["y_test"], y):
+            raise ValueError(f"{path}: test labels differ from the other shards'")
+        y = b["y_test"]
+        blocks.setdefault(zoo, []).append(b)
+    if got != want:
+        raise ValueError(f"alphatrim experiment {name}: shards {got} are not the planned blocks "
+                         f"{want} (models_per_job = {cfg.get('models_per_job')})")
+    _write_zoo(name, cfg, blocks, zoo_npz, meta_csv)
 
 
 # ---------------------------------------------------------------------------------------------
