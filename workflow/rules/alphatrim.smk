@@ -1,17 +1,23 @@
 # Rules of `alphatrim`: training variability measured with the robust (trimmed) KS test and the
 # alpha-trimming level (../shared/specs/alpha-trimming.md). Jobs per experiment of
 # `alphatrim.experiments`: alphatrim_zoo (data + every seed-regime zoo, trained together by
-# labelfree.zoo.batched), alphatrim_analyse (alpha-hat, churn, ECE, ensembles); then one
+# labelfree.zoo.batched; with `models_per_job`, one alphatrim_zoo_block job per seed block and
+# alphatrim_zoo merges them), alphatrim_analyse (alpha-hat, churn, ECE, ensembles); then one
 # alphatrim_report job writing Tables I-V and Figs. 4-16 of every experiment.
 
 
 include: "functions/alphatrim.smk"
 
 
-from labelfree.alphatrim.pipeline import FIGURES as AT_FIGURES
-from labelfree.alphatrim.pipeline import TABLES as AT_TABLES
-from labelfree.alphatrim.pipeline import experiment_outputs as at_experiment_outputs
-from labelfree.alphatrim.pipeline import spine_zoos as at_spine_zoos
+# import-light (no torch, no matplotlib): parse time needs only the outputs' names
+from labelfree.alphatrim.layout import FIGURES as AT_FIGURES
+from labelfree.alphatrim.layout import REGIMES as AT_REGIMES
+from labelfree.alphatrim.layout import ENSEMBLE_ZOO as AT_ENSEMBLE_ZOO
+from labelfree.alphatrim.layout import TABLES as AT_TABLES
+from labelfree.alphatrim.layout import block_name as at_block_name
+from labelfree.alphatrim.layout import experiment_blocks as at_experiment_blocks
+from labelfree.alphatrim.layout import experiment_outputs as at_experiment_outputs
+from labelfree.alphatrim.layout import spine_zoos as at_spine_zoos
 
 AT = config["alphatrim"]
 AT_EXPS = AT["experiments"] if study_enabled("alphatrim") else {}
@@ -23,6 +29,8 @@ TESTSET_GROUPS["alphatrim_train"] = ["alphatrim-train"]
 
 try:
     AT_OUTPUTS = {e: at_experiment_outputs(c) for e, c in AT_EXPS.items()}
+    # seed-block shards (models_per_job > 0): experiment -> [(zoo, start, stop), ...]
+    AT_BLOCKS = {e: at_experiment_blocks(c) for e, c in AT_EXPS.items()}
 except ValueError as _err:
     raise WorkflowError(
         f"Invalid configuration: alphatrim.experiments: {_err}"
@@ -55,6 +63,42 @@ rule alphatrim_train_testset:
         "../scripts/alphatrim_train_testset.py"
 
 
+rule alphatrim_zoo_block:
+    input:
+        unpack(at_data_inputs),
+    output:
+        f"{AT_RAW}/blocks/{{zoo}}-{{start}}-{{stop}}.npz",
+    log:
+        "logs/alphatrim/{experiment}_zoo_{zoo}-{start}-{stop}.log",
+    benchmark:
+        "benchmarks/alphatrim/{experiment}_zoo_{zoo}-{start}-{stop}.tsv"
+    wildcard_constraints:
+        experiment=at_alternatives([e for e in AT_EXPS if AT_BLOCKS[e]]),
+        zoo=at_alternatives([*AT_REGIMES, AT_ENSEMBLE_ZOO]),
+        start=r"\d{5}",
+        stop=r"\d{5}",
+    conda:
+        "../../envs/labelfree.yaml"
+    threads: 1
+    resources:
+        mem_mb=AT["mem_mb"],
+        runtime=AT["runtime"],
+        gpu=lambda wc: int(AT_EXPS[wc.experiment]["model"].get("device") == "cuda"),
+    params:
+        name=lambda wc: wc.experiment,
+        # what a block's models depend on: growing a zoo (regimes, ensembles) reruns no
+        # finished block
+        cfg=lambda wc: {
+            k: AT_EXPS[wc.experiment][k] for k in ("kind", "data", "model", "curves")
+        },
+        seed=AT["seed"],
+        zoo=lambda wc: wc.zoo,
+        start=lambda wc: int(wc.start),
+        stop=lambda wc: int(wc.stop),
+    script:
+        "../scripts/alphatrim_zoo_block.py"
+
+
 rule alphatrim_zoo:
     input:
         unpack(at_zoo_inputs),
@@ -74,7 +118,11 @@ rule alphatrim_zoo:
     resources:
         mem_mb=AT["mem_mb"],
         runtime=AT["runtime"],
-        gpu=lambda wc: int(AT_EXPS[wc.experiment]["model"].get("device") == "cuda"),
+        # merging shards needs no GPU
+        gpu=lambda wc: int(
+            AT_EXPS[wc.experiment]["model"].get("device") == "cuda"
+            and not AT_BLOCKS[wc.experiment]
+        ),
     params:
         name=lambda wc: wc.experiment,
         cfg=lambda wc: AT_EXPS[wc.experiment],

@@ -10,19 +10,21 @@ include: "functions/metamorphic.smk"
 
 
 from labelfree.data.digitscenes import DigitScenesError
-from labelfree.metamorphic import experiment as mm_exp
+
+# import-light (no scipy, torch or matplotlib): parse time needs only names and checks
+from labelfree.metamorphic import layout as mm_layout
 from labelfree.metamorphic.followups import FollowupError
 
 MM = config["metamorphic"]
 MM_BASES = MM["testsets"]
 
 try:
-    mm_exp.check_config(MM, ZOOS, DATASETS)
-except (mm_exp.ExperimentError, DigitScenesError, FollowupError) as _err:
+    mm_layout.check_config(MM, ZOOS, DATASETS)
+except (mm_layout.ExperimentError, DigitScenesError, FollowupError) as _err:
     raise WorkflowError(f"Invalid configuration: {_err}") from None
 
 # Test-set groups (registered even when the study is disabled, so zoo sheets stay valid).
-for _group, _names in mm_exp.group_testsets(MM_BASES).items():
+for _group, _names in mm_layout.group_testsets(MM_BASES).items():
     TESTSET_GROUPS[_group] = _names
 
 

@@ -6,21 +6,22 @@
 #   syp_oracle        every oracle variant (Tables 1-5), all seeds, per classifier (one job each)
 #   syp_tables        Tables 1-5, tau selection, predictions and figures (one job)
 
-from labelfree.syp import experiment as syp_exp
-from labelfree.syp import study as syp_study
+# parse time needs only names and checks: labelfree.syp.layout is import-light (no torch,
+# scikit-learn or matplotlib, tests/workflow/test_parse_imports.py)
+from labelfree.syp import layout as syp_layout
 
 SYP = config["syp"]
 SYP_ZOO = SYP["zoo"]
-SYP_GROUPS = syp_study.testset_names(SYP)
-SYP_VARIANTS = list(syp_exp.variant_specs(SYP))
+SYP_GROUPS = syp_layout.testset_names(SYP)
+SYP_VARIANTS = list(syp_layout.variant_specs(SYP))
 SYP_RAW = f"results/syp/raw/{SYP_ZOO}"
 # meta-sets first, then validation sets: the row order of every indicator table
 SYP_KINDS = {n: "meta" for n in SYP_GROUPS["syp_meta"]} | {
     n: "val" for n in SYP_GROUPS["syp_val"]
 }
 SYP_INFER_SETS = SYP_GROUPS["syp_ref"] + list(SYP_KINDS) + SYP_GROUPS["syp_rot"]
-SYP_TABLES = {k: f"results/syp/tables/{k}.csv" for k in syp_study.TABLE_NAMES}
-SYP_FIGS = {k: f"results/syp/figures/{k}.png" for k in syp_study.FIGURE_NAMES}
+SYP_TABLES = {k: f"results/syp/tables/{k}.csv" for k in syp_layout.TABLE_NAMES}
+SYP_FIGS = {k: f"results/syp/figures/{k}.png" for k in syp_layout.FIGURE_NAMES}
 # the config keys each rule depends on (so unrelated syp keys do not rerun it)
 SYP_PART = {
     _step: {k: SYP[k] for k in _keys}
@@ -38,13 +39,13 @@ for _group, _names in SYP_GROUPS.items():
 
 if study_enabled("syp"):
     try:
-        syp_study.check_config(
+        syp_layout.check_config(
             SYP,
             ZOOS,
             DATASETS,
             zoo_testsets(SYP_ZOO) if SYP_ZOO in ZOOS else [],
         )
-    except syp_study.StudyConfigError as _err:
+    except syp_layout.StudyConfigError as _err:
         raise WorkflowError(f"Invalid configuration: {_err}") from None
 
 STUDY_TARGETS["syp"] = lambda: list(SYP_TABLES.values()) + list(SYP_FIGS.values())
@@ -103,7 +104,7 @@ if SYP_ZOO in ZOOS:
         benchmark:
             "benchmarks/syp/indicators_{model}.tsv"
         wildcard_constraints:
-            model=syp_study.alternatives(_SYP_MODELS),
+            model=syp_layout.alternatives(_SYP_MODELS),
         conda:
             "../../envs/labelfree.yaml"
         threads: 1
@@ -132,7 +133,7 @@ if SYP_ZOO in ZOOS:
         benchmark:
             "benchmarks/syp/oracle_{model}.tsv"
         wildcard_constraints:
-            model=syp_study.alternatives(_SYP_MODELS),
+            model=syp_layout.alternatives(_SYP_MODELS),
         conda:
             "../../envs/labelfree.yaml"
         threads: SYP["threads"]

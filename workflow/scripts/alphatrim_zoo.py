@@ -1,13 +1,18 @@
-"""Thin adapter: data and seed-regime zoos of one alphatrim experiment (pipeline.train_experiment)."""
+"""Thin adapter: data and seed-regime zoos of one alphatrim experiment (pipeline.train_experiment,
+or pipeline.merge_blocks of its seed-block shards)."""
 
 import logging
 
-from labelfree.alphatrim.pipeline import collect_spine_zoos, train_experiment
+from labelfree.alphatrim.pipeline import collect_spine_zoos, merge_blocks, train_experiment
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, force=True,
                     format="%(asctime)s %(levelname)s %(message)s")
-if sm.params.cfg["data"]["source"] == "zoos":  # runs trained by the spine's zoo layer
+# models_per_job: merge the shards (`in sm.input` would test its values: keys())
+if "blocks" in sm.input.keys():  # noqa: SIM118
+    merge_blocks(sm.params.name, sm.params.cfg, list(map(str, sm.input.blocks)), sm.output.zoo,
+                 sm.output.runs)
+elif sm.params.cfg["data"]["source"] == "zoos":  # runs trained by the spine's zoo layer
     inputs = {k: (list(map(str, v)) if k.startswith("logits_") else str(v))
               for k, v in sm.input.items()}
     collect_spine_zoos(sm.params.name, sm.params.cfg, inputs, sm.params.sheets, sm.output.zoo,

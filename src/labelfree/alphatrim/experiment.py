@@ -25,6 +25,7 @@ import pandas as pd
 
 from labelfree.alphatrim.bootstrap import alpha_hat
 from labelfree.alphatrim.kernel import delta_a, ecdf_distance
+from labelfree.alphatrim.layout import ENSEMBLE_ZOO, REGIMES  # noqa: F401  (re-exported)
 from labelfree.alphatrim.metrics import (
     accuracy,
     average_churn,
@@ -36,10 +37,6 @@ from labelfree.alphatrim.metrics import (
     sample_ensembles,
 )
 from labelfree.seeds import derive_seed, rng
-
-REGIMES = ("S_init", "S_batch", "S_all")
-ENSEMBLE_ZOO = "E1_all"  # the separate S_all zoo of the ensemble block
-
 
 # ---------------------------------------------------------------------------------------------
 # seeds of the regimes (spec 3.1) and the synthetic tier-2 task (spec 6)

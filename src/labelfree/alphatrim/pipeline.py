@@ -12,7 +12,7 @@ declare outputs, the report step to write them, so both always agree.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,15 @@ import pandas as pd
 from labelfree.alphatrim import experiment as ex
 from labelfree.alphatrim import figures as fg
 from labelfree.alphatrim.kernel import acceptance_threshold
+from labelfree.alphatrim.layout import (  # noqa: F401  (re-exported)
+    CNN_MODEL_BLOCK,
+    FIGURES,
+    TABLES,
+    experiment_blocks,
+    experiment_outputs,
+    experiment_zoos,
+    spine_zoos,
+)
 from labelfree.alphatrim.metrics import accuracy, logit_gap
 from labelfree.seeds import derive_seed
 from labelfree.store import load_json, load_npz, save_figure, save_json, save_npz, save_table
@@ -33,91 +42,6 @@ from labelfree.zoo.batched import (
 )
 
 log = logging.getLogger(__name__)
-
-#: table / figure keys -> paper numbering (captions in workflow/report/alphatrim/<key>.rst)
-TABLES = {
-    "table1-ensembles": "Table I",
-    "table2-sources": "Table II",
-    "table3-pairwise-churn": "Table III",
-    "table4-equal-accuracy": "Table IV",
-    "table5-transfer": "Table V",
-    "checks": "Checks (spec 6)",
-}
-FIGURES = {
-    "fig04-gaps-and-curves": "Fig. 4",
-    "fig05-linf-vs-accuracy": "Fig. 5",
-    "fig06-accuracy-vs-churn": "Fig. 6",
-    "fig07-accuracy-vs-ece": "Fig. 7",
-    "fig08-alpha-vs-accuracy-ensembles": "Fig. 8",
-    "fig09-alpha-vs-accuracy-sources": "Fig. 9",
-    "fig10-pairwise-alpha-by-churn": "Fig. 10",
-    "fig11-alpha-vs-metrics": "Fig. 11",
-    "fig12-metrics-3d": "Fig. 12",
-    "fig13-head-curves": "Fig. 13",
-    "fig14-alpha-vs-metrics-heads": "Fig. 14",
-    "fig15-accuracy-vs-churn-heads": "Fig. 15",
-    "fig16-accuracy-vs-ece-heads": "Fig. 16",
-}
-
-
-def spine_zoos(cfg: Mapping[str, Any]) -> dict[str, str]:
-    """Source ``zoos``: study zoo name (regime or E1_all) -> spine zoo name, in study order."""
-    names = cfg["data"].get("zoos", {}) or {}
-    out = {r: names[r] for r in ex.REGIMES if names.get(r)}
-    if names.get("ensemble"):
-        out[ex.ENSEMBLE_ZOO] = names["ensemble"]
-    return out
-
-
-def experiment_zoos(cfg: Mapping[str, Any]) -> dict[str, int]:
-    """Zoo name -> number of models trained for an experiment (validated).
-
-    For source ``zoos`` the runs come from spine zoos; sizes are -1 (known from their sheets).
-    """
-    if cfg["data"]["source"] == "zoos":
-        zoos = {z: -1 for z in spine_zoos(cfg)}
-        if not zoos:
-            raise ValueError("alphatrim experiment: data.source zoos needs data.zoos names")
-        if cfg["kind"] == "transfer" and set(zoos) != {"S_all"}:
-            raise ValueError("alphatrim experiment of kind `transfer` needs data.zoos.S_all only")
-        return zoos
-    zoos = {r: int(cfg["regimes"][r]) for r in ex.REGIMES if int(cfg["regimes"][r]) > 0}
-    for r, k in zoos.items():
-        if k < 3:
-            raise ValueError(f"alphatrim experiment: regimes.{r}={k}; use 0 or at least 3 models")
-    if cfg["kind"] == "transfer":
-        if set(zoos) != {"S_all"}:
-            raise ValueError("alphatrim experiment of kind `transfer` needs regimes.S_all > 0 only")
-    elif int(cfg["ensembles"]["models"]) > 0:
-        if int(cfg["ensembles"]["models"]) < 4:
-            raise ValueError("alphatrim experiment: ensembles.models must be 0 or at least 4")
-        zoos[ex.ENSEMBLE_ZOO] = int(cfg["ensembles"]["models"])
-    if not zoos:
-        raise ValueError("alphatrim experiment: no zoo to train (all regimes are 0)")
-    return zoos
-
-
-def experiment_outputs(cfg: Mapping[str, Any]) -> dict[str, list[str]]:
-    """The table and figure keys an experiment writes (see TABLES, FIGURES)."""
-    zoos = experiment_zoos(cfg)
-    if cfg["kind"] == "transfer":
-        figs = ["fig13-head-curves", "fig14-alpha-vs-metrics-heads"]
-        if cfg["ensembles"]["sizes"]:
-            figs += ["fig15-accuracy-vs-churn-heads", "fig16-accuracy-vs-ece-heads"]
-        return {"tables": ["table5-transfer", "checks"], "figures": figs}
-    tables, figs = [], []
-    if ex.ENSEMBLE_ZOO in zoos:
-        tables.append("table1-ensembles")
-        figs += ["fig04-gaps-and-curves", "fig05-linf-vs-accuracy", "fig06-accuracy-vs-churn",
-                 "fig07-accuracy-vs-ece", "fig08-alpha-vs-accuracy-ensembles"]
-    if any(r in zoos for r in ex.REGIMES):
-        tables += ["table2-sources", "table3-pairwise-churn"]
-        figs += ["fig09-alpha-vs-accuracy-sources", "fig10-pairwise-alpha-by-churn"]
-    if "S_all" in zoos:
-        tables.append("table4-equal-accuracy")
-        figs += ["fig11-alpha-vs-metrics", "fig12-metrics-3d"]
-    return {"tables": tables + ["checks"], "figures": figs}
-
 
 # ---------------------------------------------------------------------------------------------
 # step 1: data and zoos
@@ -213,57 +137,143 @@ def collect_spine_zoos(
     save_table(pd.DataFrame(rows), meta_csv, title=f"alphatrim {name}: runs of the spine zoos")
 
 
-def train_experiment(
-    name: str, cfg: Mapping[str, Any], seed: int, inputs: Mapping[str, str],
-    zoo_npz: str | Path, meta_csv: str | Path, threads: int = 1,
-) -> None:
-    """Train every zoo of an experiment in one batched run; write logits, labels and seeds."""
-    xtr, ytr, xte, yte = load_task(name, cfg, seed, inputs)
-    zoos = experiment_zoos(cfg)
+def train_models(
+    name: str, cfg: Mapping[str, Any], seed: int,
+    task: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], zoo: str, start: int, stop: int,
+    threads: int = 1,
+) -> dict[str, np.ndarray]:
+    """Train models ``[start, stop)`` of one zoo of an experiment (seeds of spec 3.1).
+
+    Returns the block's arrays: ``logits`` (K, N_test, 2), ``curve_accuracy``/``curve_loss``
+    (K, epochs) when ``curves``, ``init_seed``, ``batch_seed``, ``init_hash``, ``order_hash``
+    and ``y_test``. Model i's seeds depend only on (seed, experiment, zoo, i), and training is
+    per model, so any cut of a zoo into blocks gives the same models (:func:`merge_blocks`).
+    """
+    xtr, ytr, xte, yte = task
+    if zoo not in (*ex.REGIMES, ex.ENSEMBLE_ZOO) or not 0 <= start < stop:
+        raise ValueError(f"alphatrim experiment {name}: no models [{start}, {stop}) of zoo {zoo}")
     m = cfg["model"]
     if m["arch"] == "cnn" and xtr.ndim != 4:
         raise ValueError(f"alphatrim experiment {name}: model.arch cnn needs an image dataset")
     common = {"hidden": tuple(m["hidden"]), "epochs": int(m["epochs"]),
               "batch_size": int(m["batch_size"]), "lr": float(m["lr"]),
               "momentum": float(m["momentum"])}
-    init, batch, zoo_of = [], [], []
-    for zoo, k in zoos.items():
-        si, sb = ex.regime_seeds("S_all" if cfg["kind"] == "transfer" else zoo, k, seed, name)
-        init += si
-        batch += sb
-        zoo_of += [zoo] * k
-    log.info("experiment %s: n_train=%d n_test=%d dim=%d; training %d models (%s)", name,
-             len(xtr), len(xte), xtr.shape[1], len(init), zoos)
+    # model i's seeds do not depend on the zoo's size: the first `stop` models' seeds suffice
+    init, batch = ex.regime_seeds("S_all" if cfg["kind"] == "transfer" else zoo, stop, seed, name)
+    init, batch = init[start:], batch[start:]
 
     def progress(done: int, total: int) -> None:
-        log.info("trained %d/%d models", done, total)
+        log.info("%s: trained %d/%d models", zoo, done, total)
 
     kw = {"num_classes": 2, "curves": bool(cfg["curves"]), "threads": threads,
           "progress": progress}
     if m["arch"] == "cnn":
         res = train_batched_cnn(xtr, ytr, init, batch,
                                 BatchedCNNSpec(conv=tuple(m["conv"]), **common),
-                                {"test": (xte, yte)}, device=m["device"], **kw)
+                                {"test": (xte, yte)}, device=m["device"],
+                                model_block=CNN_MODEL_BLOCK, **kw)
     else:
         res = train_batched_mlp(xtr, ytr, init, batch, BatchedMLPSpec(**common),
                                 {"test": (xte, yte)}, **kw)
-    log.info("training took %.1f s", res.seconds)
-    zoo_of = np.array(zoo_of)
-    arrays: dict[str, np.ndarray] = {"y_test": yte}
-    for zoo in zoos:
-        sel = zoo_of == zoo
-        arrays[f"logits_{zoo}"] = res.logits["test"][sel]
-        if res.curves:
-            arrays[f"curve_accuracy_{zoo}"] = res.curves["test"]["accuracy"][sel]
-            arrays[f"curve_loss_{zoo}"] = res.curves["test"]["loss"][sel]
+    log.info("%s models [%d, %d): training took %.1f s", zoo, start, stop, res.seconds)
+    out = {"y_test": np.asarray(yte), "logits": res.logits["test"],
+           "init_seed": np.asarray(init, dtype=np.int64),
+           "batch_seed": np.asarray(batch, dtype=np.int64),
+           "init_hash": np.asarray(res.init_hash), "order_hash": np.asarray(res.order_hash)}
+    if res.curves:
+        out["curve_accuracy"] = res.curves["test"]["accuracy"]
+        out["curve_loss"] = res.curves["test"]["loss"]
+    return out
+
+
+def _write_zoo(
+    name: str, cfg: Mapping[str, Any], blocks: Mapping[str, list[dict[str, np.ndarray]]],
+    zoo_npz: str | Path, meta_csv: str | Path,
+) -> None:
+    """zoo.npz (labels, logits and curves per zoo) and the runs table from each zoo's blocks,
+    concatenated in model order; one job and merged shards both end here."""
+    y = next(b["y_test"] for bl in blocks.values() for b in bl)
+    arrays: dict[str, np.ndarray] = {"y_test": y}
+    cols: dict[str, list[np.ndarray]] = {c: [] for c in ("init_seed", "batch_seed", "init_hash",
+                                                         "order_hash")}
+    zoo_of, index, logits = [], [], []
+    for zoo, bl in blocks.items():
+        lg = np.concatenate([b["logits"] for b in bl])
+        arrays[f"logits_{zoo}"] = lg
+        if "curve_accuracy" in bl[0]:
+            arrays[f"curve_accuracy_{zoo}"] = np.concatenate([b["curve_accuracy"] for b in bl])
+            arrays[f"curve_loss_{zoo}"] = np.concatenate([b["curve_loss"] for b in bl])
+        for c in cols:
+            cols[c].append(np.concatenate([b[c] for b in bl]))
+        zoo_of += [zoo] * len(lg)
+        index.append(np.arange(len(lg)))
+        logits.append(lg)
     save_npz(zoo_npz, **arrays)
     meta = pd.DataFrame({
-        "zoo": zoo_of, "index": np.concatenate([np.arange(k) for k in zoos.values()]),
-        "init_seed": init, "batch_seed": batch, "init_hash": res.init_hash,
-        "order_hash": res.order_hash,
-        "accuracy": accuracy(logit_gap(res.logits["test"], clip_mode="none"), yte),
+        "zoo": zoo_of, "index": np.concatenate(index),
+        "init_seed": np.concatenate(cols["init_seed"]).tolist(),
+        "batch_seed": np.concatenate(cols["batch_seed"]).tolist(),
+        "init_hash": np.concatenate(cols["init_hash"]).tolist(),
+        "order_hash": np.concatenate(cols["order_hash"]).tolist(),
+        "accuracy": accuracy(logit_gap(np.concatenate(logits), clip_mode="none"), y),
     })
     save_table(meta, meta_csv, title=f"alphatrim {name}: trained runs (seeds, hashes, accuracy)")
+
+
+def train_experiment(
+    name: str, cfg: Mapping[str, Any], seed: int, inputs: Mapping[str, str],
+    zoo_npz: str | Path, meta_csv: str | Path, threads: int = 1,
+) -> None:
+    """Train every zoo of an experiment in one job (zoo by zoo); write logits, labels and seeds."""
+    task = load_task(name, cfg, seed, inputs)
+    zoos = experiment_zoos(cfg)
+    log.info("experiment %s: n_train=%d n_test=%d dim=%d; training %d models (%s)", name,
+             len(task[0]), len(task[2]), task[0].shape[1], sum(zoos.values()), zoos)
+    blocks = {zoo: [train_models(name, cfg, seed, task, zoo, 0, k, threads)]
+              for zoo, k in zoos.items()}
+    _write_zoo(name, cfg, blocks, zoo_npz, meta_csv)
+
+
+def train_block(
+    name: str, cfg: Mapping[str, Any], seed: int, inputs: Mapping[str, str], zoo: str,
+    start: int, stop: int, block_npz: str | Path, threads: int = 1,
+) -> None:
+    """One seed-block shard (``models_per_job``): models ``[start, stop)`` of ``zoo`` -> npz.
+
+    ``cfg`` needs only ``kind``, ``data``, ``model`` and ``curves``: a block does not depend on
+    the zoo sizes, so growing a zoo leaves its finished blocks valid."""
+    task = load_task(name, cfg, seed, inputs)
+    log.info("experiment %s: zoo %s, models [%d, %d)", name, zoo, start, stop)
+    arrays = train_models(name, cfg, seed, task, zoo, start, stop, threads)
+    save_npz(block_npz, **arrays, zoo=np.asarray(zoo), range=np.asarray([start, stop]))
+
+
+def merge_blocks(
+    name: str, cfg: Mapping[str, Any], block_npzs: Sequence[str | Path], zoo_npz: str | Path,
+    meta_csv: str | Path,
+) -> None:
+    """Merge an experiment's shards into the zoo.npz and runs table one job would write.
+
+    Checks that the shards are exactly the blocks :func:`experiment_blocks` plans (every model
+    of every zoo once, in order) and share the test labels.
+    """
+    want = experiment_blocks(cfg)
+    got, y = [], None
+    blocks: dict[str, list[dict[str, np.ndarray]]] = {}
+    for path in block_npzs:
+        b = load_npz(path)
+        zoo, (start, stop) = str(b["zoo"]), (int(v) for v in b["range"])
+        got.append((zoo, start, stop))
+        if len(b["logits"]) != stop - start:
+            raise ValueError(f"{path}: {len(b['logits'])} models for block [{start}, {stop})")
+        if y is not None and not np.array_equal(b["y_test"], y):
+            raise ValueError(f"{path}: test labels differ from the other shards'")
+        y = b["y_test"]
+        blocks.setdefault(zoo, []).append(b)
+    if got != want:
+        raise ValueError(f"alphatrim experiment {name}: shards {got} are not the planned blocks "
+                         f"{want} (models_per_job = {cfg.get('models_per_job')})")
+    _write_zoo(name, cfg, blocks, zoo_npz, meta_csv)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from labelfree.syp.aggregate import ensemble_scores, rmse, select_tau, set_accuracy
-from labelfree.syp.indicators import COLUMNS
+from labelfree.syp.layout import COLUMNS, _tag, fig10_variants, variant_specs  # noqa: F401
 from labelfree.syp.pipeline import IndicatorTable, Variant, variant_from_config
 
 #: Paper numbers (spec 5), for side-by-side display only; never compared with ours.
@@ -50,63 +50,6 @@ BASELINE_ORDER = ("Rotation", "ConfScore", "Entropy", "ATC", "FD", "DoC", "ATC-G
 
 def ablation_label(cols: Sequence[str]) -> str:
     return "all six" if tuple(cols) == COLUMNS else "+".join(cols)
-
-
-def variant_specs(cfg: Mapping) -> dict[str, dict]:
-    """Oracle variants needed by Tables 1-5 (spec 5), as config overrides of ``syp.oracle``.
-
-    ``ora_a`` (default oracle), ``ora_b`` (Table 1), ``ora_a_adj`` and ``ora_b_adj`` (Table 2:
-    loss adjustment, and the ensemble of the two loss-adjusted oracles),
-    ``ind_*`` (Table 3 cumulative indicator subsets), ``r{r}`` (Table 4 expansion ratios),
-    ``no_norm`` (Table 5). The full six-indicator, r = 8, normalised oracle is ``ora_a`` itself.
-    """
-    base_r = int(cfg["oracle"]["expand"])
-    specs: dict[str, dict] = {
-        "ora_a": {"arch": "A"},
-        "ora_b": {"arch": "B"},
-        "ora_a_adj": {"arch": "A", "loss_adjust": True},
-        "ora_b_adj": {"arch": "B", "loss_adjust": True},
-    }
-    for cols in cfg["tables"]["indicator_ablation"]:
-        if tuple(cols) != COLUMNS:
-            specs["ind_" + "".join(c.lower() for c in cols)] = {
-                "arch": "A",
-                "indicators": list(cols),
-            }
-    for r in cfg["tables"]["expand_grid"]:
-        if int(r) != base_r:
-            specs[f"r{int(r)}"] = {"arch": "A", "expand": int(r)}
-    specs["no_norm"] = {"arch": "A", "normalise": False}
-    for key, (param, value) in fig10_variants(cfg).items():
-        if key != "ora_a":
-            specs[key] = {"arch": "A", param: value}
-    for spec in specs.values():
-        spec.setdefault("norm_train_scope", cfg["norm_train_scope"])
-    return specs
-
-
-def _tag(v: float) -> str:
-    return f"{float(v):g}".replace(".", "p").replace("-", "m")
-
-
-def fig10_variants(cfg: Mapping) -> dict[str, tuple[str, float]]:
-    """Figure 10 (spec 5): ORA-A retrained over a grid of iterations (as passes over the M
-    meta-sets; the paper's 5k-50k at M = 1,000 are passes 5-50) and of base learning rates, the
-    other settings fixed. Variant name -> (oracle key, value); the configured default is ``ora_a``.
-    """
-    from labelfree.syp.oracle import OracleConfig
-
-    o = cfg["oracle"]
-    base_passes = float(o["passes"])
-    base_lr = OracleConfig(arch="A", lr=o["lr"]).base_lr
-    out: dict[str, tuple[str, float]] = {}
-    for p in cfg["tables"].get("fig10_passes", []):
-        key = "ora_a" if float(p) == base_passes else f"it{_tag(p)}"
-        out[key] = ("passes", float(p))
-    for lr in cfg["tables"].get("fig10_lr", []):
-        key = "ora_a" if float(lr) == base_lr else f"lr{_tag(lr)}"
-        out.setdefault(key, ("lr", float(lr)))
-    return out
 
 
 def build_variant(cfg: Mapping, name: str) -> Variant:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-#: Column order of the indicator matrix (spec 2.4); FD must be last.
-COLUMNS: tuple[str, ...] = ("H", "A", "std", "IE", "blur", "FD")
+from labelfree.syp.layout import COLUMNS  # noqa: F401  (column order, spec 2.4)
+
 #: The kit's classifier normalisation constants (spec 2.1), used by the reference blur.
 KIT_MEAN = (0.4914, 0.4822, 0.4465)
 KIT_STD = (0.2023, 0.1994, 0.2010)

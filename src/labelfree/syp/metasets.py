@@ -15,6 +15,7 @@ import numpy as np
 from scipy import ndimage
 
 from labelfree.seeds import rng as seeded_rng
+from labelfree.syp.layout import ValidationPlan  # noqa: F401  (re-exported)
 
 Op = Callable[[np.ndarray, np.random.Generator, float], np.ndarray]
 
@@ -470,25 +471,6 @@ def natural_set(
     style = STYLES[k % len(STYLES)]
     out = style_change(x[idx], style, g)
     return np.round(_clip(out)).astype(np.uint8), y[idx], style
-
-
-@dataclass(frozen=True)
-class ValidationPlan:
-    """Names and groups of the validation sets (spec 6.4): clean, corrupted, natural."""
-
-    corruptions: tuple[str, ...]
-    severity: int
-    natural: int
-
-    def names(self) -> list[str]:
-        return [name for name, _ in self.entries()]
-
-    def entries(self) -> list[tuple[str, str]]:
-        """(test-set name, group) in the fixed order used by every table and figure."""
-        out = [("syp-val-clean", "clean")]
-        out += [(f"syp-val-c-{c.replace('_', '')}", "corrupted") for c in self.corruptions]
-        out += [(f"syp-val-n{k:02d}", "natural") for k in range(self.natural)]
-        return out
 
 
 def build_validation_sets(

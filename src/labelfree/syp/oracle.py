@@ -14,6 +14,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from labelfree.syp.layout import base_lr
+
 ARCHS = ("A", "B")
 
 
@@ -165,9 +167,7 @@ class OracleConfig:
     @property
     def base_lr(self) -> float:
         """0.1 for ORA-A and 0.05 for ORA-B unless given (reference code's rule)."""
-        if self.lr is not None:
-            return float(self.lr)
-        return 0.1 if self.arch == "A" else 0.05
+        return base_lr(self.arch, self.lr)
 
 
 @dataclass

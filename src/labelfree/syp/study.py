@@ -21,8 +21,21 @@ from labelfree import store
 from labelfree.syp import experiment as ex
 from labelfree.syp import figures
 from labelfree.syp.indicators import image_indicators, softmax
+from labelfree.syp.layout import (  # noqa: F401  (re-exported: the study's names and checks)
+    FIGURE_NAMES,
+    REF,
+    SPLIT_ROLES,
+    TABLE_NAMES,
+    StudyConfigError,
+    alternatives,
+    check_config,
+    check_splits,
+    meta_names,
+    rot_name,
+    testset_names,
+    validation_plan,
+)
 from labelfree.syp.metasets import (
-    ValidationPlan,
     build_meta_set,
     build_validation_sets,
     rotations,
@@ -36,30 +49,6 @@ from labelfree.syp.pipeline import (
 )
 
 log = logging.getLogger("labelfree.syp")
-
-REF = "syp-train"
-
-
-def meta_names(count: int) -> list[str]:
-    return [f"syp-meta-{k:03d}" for k in range(count)]
-
-
-def rot_name(name: str) -> str:
-    return "syp-rot-" + name.removeprefix("syp-")
-
-
-def validation_plan(cfg: Mapping) -> ValidationPlan:
-    v = cfg["validation"]
-    return ValidationPlan(tuple(v["corruptions"]), int(v["severity"]), int(v["natural"]))
-
-
-def testset_names(cfg: Mapping) -> dict[str, list[str]]:
-    """The test-set groups the study registers: syp_ref, syp_meta, syp_val, syp_rot."""
-    ref, meta = [REF], meta_names(int(cfg["meta_sets"]["count"]))
-    val = validation_plan(cfg).names()
-    rot = [rot_name(n) for n in ref + meta + val] if cfg["rotation"] else []
-    return {"syp_ref": ref, "syp_meta": meta, "syp_val": val, "syp_rot": rot}
-
 
 def carve_holdout(y: np.ndarray, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(source rows, holdout rows) of a source split whose holdout is carved out of it.
@@ -360,90 +349,3 @@ def write_tables(
         figures.bars(ora, "Figs. 6-7 analogue: validation sets, GT vs ORA-A (mean over seeds)"),
         out["fig_val"],
     )
-
-
-class StudyConfigError(ValueError):
-    """The syp configuration cannot run; the message names the key at fault."""
-
-
-#: What each split feeds (spec 6.1), for the overlap message.
-SPLIT_ROLES = {
-    "train": "FD reference and rotation head",
-    "source": "meta-sets and ATC threshold",
-    "holdout": "validation sets",
-}
-
-
-def check_splits(splits: Mapping, dataset: str) -> None:
-    """Refuse overlapping train/source/holdout splits (issue 16; spec 6.1: the holdout is "never
-    used for meta-training"). Distinct split names of one dataset are disjoint (pool partitions
-    and official splits alike); a null holdout is carved out of the source by ``holdout_share``."""
-    hold, share = splits.get("holdout"), splits.get("holdout_share")
-    if hold is None and share is None:
-        raise StudyConfigError(
-            "syp.splits: holdout is null and holdout_share is not set; name a holdout split or "
-            "carve one out of the source split with holdout_share"
-        )
-    if hold is not None and share is not None:
-        raise StudyConfigError(
-            f"syp.splits: give either holdout ({hold!r}) or holdout_share ({share}), not both"
-        )
-    named = {r: splits[r] for r in ("train", "source", "holdout") if splits.get(r) is not None}
-    roles = list(named)
-    for i, a in enumerate(roles):
-        for b in roles[i + 1 :]:
-            if named[a] == named[b]:
-                raise StudyConfigError(
-                    f"syp.splits: {a} and {b} are both split {named[a]!r} of dataset "
-                    f"{dataset!r}, so the {SPLIT_ROLES[a]} and the {SPLIT_ROLES[b]} would share "
-                    "images and the accuracy predictor would be scored on what it was fitted on; "
-                    "use disjoint splits (or holdout: null with holdout_share to carve the holdout "
-                    "out of the source split)"
-                )
-
-
-def check_config(
-    cfg: Mapping, zoos: Mapping, datasets: Mapping, zoo_testsets: Sequence[str]
-) -> None:
-    """Refuse a configuration the study cannot run (zoo, features, splits, test-set groups)."""
-    zoo = cfg["zoo"]
-    if zoo not in zoos:
-        raise StudyConfigError(f"syp.zoo: zoo {zoo!r} is not configured under zoos")
-    if "penultimate" not in zoos[zoo]["features"]:
-        raise StudyConfigError(f"zoos.{zoo}.features must include 'penultimate' for syp")
-    ds = zoos[zoo]["dataset"]
-    check_splits(cfg["splits"], ds)
-    if datasets[ds]["test_split"] != cfg["splits"]["source"]:
-        raise StudyConfigError(
-            f"datasets.{ds}.test_split is {datasets[ds]['test_split']!r}; syp needs it to be "
-            f"syp.splits.source ({cfg['splits']['source']!r}), the meta-set source"
-        )
-    have = set(zoo_testsets)
-    groups = testset_names(cfg)
-    missing = [g for g, names in groups.items() if names and not set(names) <= have]
-    if missing or "id" not in have:
-        raise StudyConfigError(
-            f"zoos.{zoo}.testsets must list id and {missing or list(groups)} for syp"
-        )
-
-
-def alternatives(names: Sequence[str]) -> str:
-    """A wildcard regex matching exactly ``names`` (nothing when empty)."""
-    import re
-
-    return "|".join(re.escape(n) for n in names) if names else "(?!)"
-
-
-TABLE_NAMES = (
-    "table1_methods",
-    "table2_configurations",
-    "table3_indicators",
-    "table4_capacity",
-    "table5_normalisation",
-    "tau_selection",
-    "predictions",
-    "fig4-5_meta_fit",
-    "fig10_sensitivity",
-    "checks",
-)
-FIGURE_NAMES = ("scatter_val", "fig4-5_meta_bars", "fig6-7_val_bars", "fig10_sensitivity")

@@ -6,6 +6,16 @@ def at_alternatives(names):
 
 
 def at_zoo_inputs(wildcards):
+    """Inputs of alphatrim_zoo: its seed-block shards when the experiment has them (in the
+    order merge_blocks checks), else the files of its data source."""
+    blocks = AT_BLOCKS[wildcards.experiment]
+    if blocks:
+        raw = AT_RAW.format(experiment=wildcards.experiment)
+        return {"blocks": [f"{raw}/blocks/{at_block_name(*b)}.npz" for b in blocks]}
+    return at_data_inputs(wildcards)
+
+
+def at_data_inputs(wildcards):
     """Input files of an experiment's data source (none for the synthetic task)."""
     data = AT_EXPS[wildcards.experiment]["data"]
     where = f"alphatrim.experiments.{wildcards.experiment}.data"

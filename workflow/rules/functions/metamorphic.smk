@@ -6,33 +6,35 @@ def mm_dataset_bases(dataset):
     bases = []
     for zoo in ZOOS:
         if zoo_dataset(zoo) == dataset:
-            for b in mm_exp.zoo_bases(zoo_testsets(zoo), MM_BASES):
+            for b in mm_layout.zoo_bases(zoo_testsets(zoo), MM_BASES):
                 if b not in bases:
                     bases.append(b)
     return bases
 
 
 def mm_base_path(dataset, base):
-    return testset_path(dataset, mm_exp.base_name(base))
+    return testset_path(dataset, mm_layout.base_name(base))
 
 
 def mm_dataset_outputs(dataset):
     out = []
     for b in mm_dataset_bases(dataset):
         out.append(mm_base_path(dataset, b))
-        out += [testset_path(dataset, t) for t in mm_exp.base_testsets(b, MM_BASES[b])]
+        out += [
+            testset_path(dataset, t) for t in mm_layout.base_testsets(b, MM_BASES[b])
+        ]
     return out
 
 
 def mm_zoo_bases(zoo):
-    return mm_exp.zoo_bases(zoo_testsets(zoo), MM_BASES)
+    return mm_layout.zoo_bases(zoo_testsets(zoo), MM_BASES)
 
 
 def mm_zoo_infer(zoo):
     """[test set, model, inference path] for every mm_* test set the zoo runs."""
     out = []
     for b in mm_zoo_bases(zoo):
-        for t in mm_exp.base_testsets(b, MM_BASES[b]):
+        for t in mm_layout.base_testsets(b, MM_BASES[b]):
             if t in zoo_testsets(zoo):
                 out += [[t, m, infer_path(zoo, t, m)] for m in zoo_models(zoo)]
     return out
@@ -53,7 +55,7 @@ def mm_gallery_inputs():
     return {
         "base": mm_base_path(d, base),
         "followups": testset_path(
-            d, mm_exp.followup_names(base, MM_BASES[base], "c3")[0]
+            d, mm_layout.followup_names(base, MM_BASES[base], "c3")[0]
         ),
     }
 

@@ -1,0 +1,136 @@
+"""What the `alphatrim` rule file needs while Snakemake parses it: the experiments' zoos, tables
+and figures (spec 3.4, 4, 5).
+
+Import-light on purpose (standard library only): parsing the Snakefile imports this module for
+every `snakemake` invocation, so it must not pull in torch (labelfree.zoo.batched) or matplotlib
+(.figures) (issue 23, item 4; tests/workflow/test_parse_imports.py). :mod:`.pipeline` and
+:mod:`.experiment` re-export these names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+#: seed regimes (spec 3.1)
+REGIMES = ("S_init", "S_batch", "S_all")
+ENSEMBLE_ZOO = "E1_all"  # the separate S_all zoo of the ensemble block
+
+#: table / figure keys -> paper numbering (captions in workflow/report/alphatrim/<key>.rst)
+TABLES = {
+    "table1-ensembles": "Table I",
+    "table2-sources": "Table II",
+    "table3-pairwise-churn": "Table III",
+    "table4-equal-accuracy": "Table IV",
+    "table5-transfer": "Table V",
+    "checks": "Checks (spec 6)",
+}
+FIGURES = {
+    "fig04-gaps-and-curves": "Fig. 4",
+    "fig05-linf-vs-accuracy": "Fig. 5",
+    "fig06-accuracy-vs-churn": "Fig. 6",
+    "fig07-accuracy-vs-ece": "Fig. 7",
+    "fig08-alpha-vs-accuracy-ensembles": "Fig. 8",
+    "fig09-alpha-vs-accuracy-sources": "Fig. 9",
+    "fig10-pairwise-alpha-by-churn": "Fig. 10",
+    "fig11-alpha-vs-metrics": "Fig. 11",
+    "fig12-metrics-3d": "Fig. 12",
+    "fig13-head-curves": "Fig. 13",
+    "fig14-alpha-vs-metrics-heads": "Fig. 14",
+    "fig15-accuracy-vs-churn-heads": "Fig. 15",
+    "fig16-accuracy-vs-ece-heads": "Fig. 16",
+}
+
+
+def spine_zoos(cfg: Mapping[str, Any]) -> dict[str, str]:
+    """Source ``zoos``: study zoo name (regime or E1_all) -> spine zoo name, in study order."""
+    names = cfg["data"].get("zoos", {}) or {}
+    out = {r: names[r] for r in REGIMES if names.get(r)}
+    if names.get("ensemble"):
+        out[ENSEMBLE_ZOO] = names["ensemble"]
+    return out
+
+
+def experiment_zoos(cfg: Mapping[str, Any]) -> dict[str, int]:
+    """Zoo name -> number of models trained for an experiment (validated).
+
+    For source ``zoos`` the runs come from spine zoos; sizes are -1 (known from their sheets).
+    """
+    if cfg["data"]["source"] == "zoos":
+        zoos = {z: -1 for z in spine_zoos(cfg)}
+        if not zoos:
+            raise ValueError("alphatrim experiment: data.source zoos needs data.zoos names")
+        if cfg["kind"] == "transfer" and set(zoos) != {"S_all"}:
+            raise ValueError("alphatrim experiment of kind `transfer` needs data.zoos.S_all only")
+        return zoos
+    zoos = {r: int(cfg["regimes"][r]) for r in REGIMES if int(cfg["regimes"][r]) > 0}
+    for r, k in zoos.items():
+        if k < 3:
+            raise ValueError(f"alphatrim experiment: regimes.{r}={k}; use 0 or at least 3 models")
+    if cfg["kind"] == "transfer":
+        if set(zoos) != {"S_all"}:
+            raise ValueError("alphatrim experiment of kind `transfer` needs regimes.S_all > 0 only")
+    elif int(cfg["ensembles"]["models"]) > 0:
+        if int(cfg["ensembles"]["models"]) < 4:
+            raise ValueError("alphatrim experiment: ensembles.models must be 0 or at least 4")
+        zoos[ENSEMBLE_ZOO] = int(cfg["ensembles"]["models"])
+    if not zoos:
+        raise ValueError("alphatrim experiment: no zoo to train (all regimes are 0)")
+    return zoos
+
+
+def experiment_outputs(cfg: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The table and figure keys an experiment writes (see TABLES, FIGURES)."""
+    zoos = experiment_zoos(cfg)
+    if cfg["kind"] == "transfer":
+        figs = ["fig13-head-curves", "fig14-alpha-vs-metrics-heads"]
+        if cfg["ensembles"]["sizes"]:
+            figs += ["fig15-accuracy-vs-churn-heads", "fig16-accuracy-vs-ece-heads"]
+        return {"tables": ["table5-transfer", "checks"], "figures": figs}
+    tables, figs = [], []
+    if ENSEMBLE_ZOO in zoos:
+        tables.append("table1-ensembles")
+        figs += ["fig04-gaps-and-curves", "fig05-linf-vs-accuracy", "fig06-accuracy-vs-churn",
+                 "fig07-accuracy-vs-ece", "fig08-alpha-vs-accuracy-ensembles"]
+    if any(r in zoos for r in REGIMES):
+        tables += ["table2-sources", "table3-pairwise-churn"]
+        figs += ["fig09-alpha-vs-accuracy-sources", "fig10-pairwise-alpha-by-churn"]
+    if "S_all" in zoos:
+        tables.append("table4-equal-accuracy")
+        figs += ["fig11-alpha-vs-metrics", "fig12-metrics-3d"]
+    return {"tables": tables + ["checks"], "figures": figs}
+
+
+#: Models a CNN trainer job trains together (labelfree.zoo.batched.train_batched_cnn's
+#: ``model_block``). Grouped convolutions of another group count may round differently, so CNN
+#: shards hold whole blocks of this many models (below).
+CNN_MODEL_BLOCK = 16
+
+
+def experiment_blocks(cfg: Mapping[str, Any]) -> list[tuple[str, int, int]]:
+    """The seed-block shards of an experiment: (zoo, start, stop) model ranges, one job each.
+
+    ``models_per_job`` B > 0 cuts every zoo into consecutive blocks of B models (model indices
+    ``[start, stop)``, the last block shorter); 0 gives none (the experiment's one alphatrim_zoo
+    job trains every model). A model's block depends on its index and B only, so growing a zoo
+    reruns its last block and adds new ones. Training is per model (labelfree.zoo.batched), so
+    the merged blocks equal one job's result; CNN blocks must be a multiple of
+    :data:`CNN_MODEL_BLOCK` so they train the same groups of models as one job does. Source
+    ``zoos`` trains nothing here: no blocks.
+    """
+    size = int(cfg.get("models_per_job", 0) or 0)
+    if size <= 0 or cfg["data"]["source"] == "zoos":
+        return []
+    if cfg["model"]["arch"] == "cnn" and size % CNN_MODEL_BLOCK:
+        raise ValueError(
+            f"alphatrim experiment: models_per_job = {size}; CNN experiments need a multiple of "
+            f"{CNN_MODEL_BLOCK} (the models the CNN trainer groups together), so that the merged "
+            "shards equal one job's result"
+        )
+    return [(zoo, start, min(start + size, k))
+            for zoo, k in experiment_zoos(cfg).items() for start in range(0, k, size)]
+
+
+def block_name(zoo: str, start: int, stop: int) -> str:
+    """File stem of a shard: ``{zoo}-{start:05d}-{stop:05d}`` (start inclusive, stop exclusive)."""
+    return f"{zoo}-{start:05d}-{stop:05d}"

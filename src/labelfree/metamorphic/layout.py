@@ -1,0 +1,150 @@
+"""What the `metamorphic` rule file needs while Snakemake parses it: test-set names and the
+configuration checks the schema cannot express (spec 2, 7.4).
+
+Import-light on purpose: parsing the Snakefile imports this module for every `snakemake`
+invocation, so it must not pull in scipy (.analysis), torch or matplotlib (issue 23, item 4;
+tests/workflow/test_parse_imports.py). Only :func:`weights_geometry` imports torchvision, and
+only for a zoo on ImageNet or COCO whose rows name torchvision weights (paper-scale configs).
+:mod:`.experiment` re-exports these names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from labelfree.data.digitscenes import check_options
+from labelfree.metamorphic.followups import colour_array, resolve_colourset
+
+ROLES = ("unbiased", "biased", "shortcut", "multilabel")
+
+
+class ExperimentError(ValueError):
+    """Inconsistent study configuration or artefacts; the message names the key or file."""
+
+
+# --------------------------------------------------------------------------------------------
+# names
+# --------------------------------------------------------------------------------------------
+
+
+def base_name(base: str) -> str:
+    return f"mm-{base}"
+
+
+def followup_name(base: str, colourset: str) -> str:
+    return f"mm-{base}-{colourset}"
+
+
+def cf_name(base: str) -> str:
+    return f"mm-{base}-cf"
+
+
+def followup_names(base: str, bcfg: Mapping[str, Any], colourset: str) -> list[str]:
+    """Test-set names of a base's follow-ups in one colour set: one, or ``parts`` of them
+    (``mm-{base}-{colourset}-partKKK``, each a chunk of sources, inferred separately)."""
+    parts = int(bcfg.get("parts", 1))
+    if parts <= 1:
+        return [followup_name(base, colourset)]
+    return [f"{followup_name(base, colourset)}-part{k:03d}" for k in range(parts)]
+
+
+def base_testsets(base: str, bcfg: Mapping[str, Any]) -> list[str]:
+    """The inferable test sets a base contributes: its follow-up sets and counterfactuals."""
+    names = [t for cs in bcfg["coloursets"] for t in followup_names(base, bcfg, cs)]
+    if int(bcfg["options"].get("counterfactuals", 0)) > 0:
+        names.append(cf_name(base))
+    return names
+
+
+def group_testsets(bases: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+    """TESTSET_GROUPS entries: group name -> test sets of every base in that group."""
+    groups: dict[str, list[str]] = {}
+    for base, bcfg in bases.items():
+        groups.setdefault(bcfg["group"], []).extend(base_testsets(base, bcfg))
+    return groups
+
+
+def check_config(mm: Mapping[str, Any], zoos: Mapping[str, Any], datasets: Mapping[str, Any]) -> None:
+    """Parse-time checks the schema cannot express (names across sections, scene options)."""
+    custom = mm.get("coloursets", {})
+    for name, cols in custom.items():
+        colour_array(cols)
+        if len(cols) % 2 == 0:
+            raise ExperimentError(f"metamorphic.coloursets.{name}: an odd number of colours is needed")
+    for base, bcfg in mm["testsets"].items():
+        if not bcfg.get("split"):
+            check_options(bcfg["options"], f"metamorphic.testsets.{base}.options")
+        for cs in bcfg["coloursets"]:
+            resolve_colourset(cs, custom)
+    for zoo, zcfg in mm["zoos"].items():
+        if zoo not in zoos:
+            raise ExperimentError(f"metamorphic.zoos: zoo {zoo!r} is not configured under zoos:")
+        if zcfg["main"] not in mm["testsets"]:
+            raise ExperimentError(
+                f"metamorphic.zoos.{zoo}.main: {zcfg['main']!r} is not one of metamorphic.testsets "
+                f"{sorted(mm['testsets'])}"
+            )
+        src = datasets[zoos[zoo]["dataset"]]["source"]
+        for b, bc in mm["testsets"].items():
+            used = b == zcfg["main"] or bc.get("group", "mm_followups") in zoos[zoo].get("testsets", [])
+            if used and bc.get("split") and src == "imagenet_val" and bc.get("region", "box") != "box":
+                raise ExperimentError(
+                    f"metamorphic.testsets.{b}.region: ImageNet annotations are boxes; use `box` so "
+                    f"bbox_pad_px ({mm['bbox_pad_px']}) applies (spec 2.1; `mask` would drop the padding)"
+                )
+        if src in ("imagenet_val", "coco"):
+            need, who = source_size_needed(zoos[zoo].get("grid", []))
+            have = int(datasets[zoos[zoo]["dataset"]].get("options", {}).get("size", 224))
+            if need > have:
+                raise ExperimentError(
+                    f"datasets.{zoos[zoo]['dataset']}.options.size: {have} is smaller than the "
+                    f"{need} px that model {who!r} resizes to before its centre crop (its weights' "
+                    f"transforms); set size >= {need} so no model sees upsampled images"
+                )
+        uses_split = bool(mm["testsets"][zcfg["main"]].get("split"))
+        if datasets[zoos[zoo]["dataset"]]["source"] != "digitscenes" and not uses_split:
+            raise ExperimentError(
+                f"metamorphic.zoos.{zoo}: its dataset {zoos[zoo]['dataset']!r} is not a digitscenes "
+                "dataset and its main base names no `split` of it (config/paper/metamorphic-*.yaml)"
+            )
+    for key in ("rq1", "rq2", "rq4"):
+        if mm[key]["base"] not in mm["testsets"]:
+            raise ExperimentError(f"metamorphic.{key}.base: {mm[key]['base']!r} is not a test set")
+
+
+def weights_geometry(preprocessing: str) -> tuple[int, int] | None:
+    """(resize, crop) of a ``torchvision:<Weights>`` preprocessing, read from the weights' own
+    eval transform (e.g. ResNet-50 V1: 256, 224; Inception v3: 342, 299); None for other kinds."""
+    if not isinstance(preprocessing, str) or not preprocessing.startswith("torchvision:"):
+        return None
+    from torchvision.models import get_weight
+
+    try:
+        tf = get_weight(preprocessing.split(":", 1)[1]).transforms()
+    except (ValueError, KeyError, AttributeError) as exc:
+        raise ExperimentError(f"preprocessing {preprocessing!r}: unknown torchvision weights ({exc})") from exc
+    return int(tf.resize_size[0]), int(tf.crop_size[0])
+
+
+def source_size_needed(grid: Sequence[Mapping[str, Any]]) -> tuple[int, str | None]:
+    """Smallest stored image side that serves every model of a zoo grid at its own input size.
+
+    Stored images are the centre square of the shorter-side resize (data layer, spec 4.1 "V");
+    each model's transform resizes the shorter side to its ``resize`` and crops its ``crop``,
+    so the store must be at least the largest ``resize`` (else the model upsamples). Returns
+    (size, the model that needs it); (0, None) when no row names torchvision weights.
+    """
+    best, who = 0, None
+    for row in grid:
+        preps = row.get("preprocessing", [])
+        for prep in preps if isinstance(preps, list) else [preps]:
+            g = weights_geometry(prep)
+            if g is not None and g[0] > best:
+                best, who = g[0], str(row.get("model", row.get("arch", prep)))
+    return best, who
+
+
+def zoo_bases(zoo_testsets: Sequence[str], bases: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Bases whose follow-up sets the zoo runs (from the zoo's expanded test-set list)."""
+    return [b for b, bcfg in bases.items() if any(t in zoo_testsets for t in base_testsets(b, bcfg))]
