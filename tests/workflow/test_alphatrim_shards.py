@@ -2,13 +2,13 @@
 `models_per_job` an experiment's zoos train in resumable jobs of consecutive seeds whose merge is
 the result of one job, byte for byte (two runs on the same machine, so the bytes must agree).
 
-One run of the smoke config's `digits` (S_init/S_batch/S_all of 6 models, an ensemble zoo of
-12) and `synthetic` (S_all of 6) experiments as one job each, one with `models_per_job: 4`
-(blocks [0, 4) and [4, 6) per zoo, [0, 4), [4, 8), [8, 12) for the ensemble zoo); the trained
-runs table, the per-candidate and ensemble tables and the summary must be identical (the report's
-Tables I-V are functions of these). Then the jobs a rerun plans: a block killed before it was
-written reruns alone (with the merge and analysis after it); a grown zoo trains only its new
-blocks.
+The smoke run (the suite's shared one) trains the smoke config's `digits` (S_init/S_batch/S_all
+of 6 models, an ensemble zoo of 12) and `synthetic` (S_all of 6) experiments as one job each; a
+second run with `models_per_job: 4` (blocks [0, 4) and [4, 6) per zoo, [0, 4), [4, 8), [8, 12)
+for the ensemble zoo) must give the identical trained runs table, per-candidate and ensemble
+tables and summary (the report's Tables I-V are functions of these). Then the jobs a rerun
+plans: a block killed before it was written reruns alone (with the merge and analysis after it);
+a grown zoo trains only its new blocks.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import pytest
 import yaml
 
 from tests.workflow.runner import REPO, run_snakemake
+
+pytestmark = pytest.mark.slow
 
 SMOKE = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
 EXPERIMENTS = ("digits", "synthetic")
@@ -51,12 +53,13 @@ def _planned(workdir: Path, configfile: Path) -> dict[str, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+def runs(smoke_run, tmp_path_factory):
+    """(scratch folder, the one-job run, the sharded run): the one-job run is the suite's shared
+    smoke run (tests/conftest.py; `models_per_job` 0 there), so only the sharded run is extra."""
     tmp = tmp_path_factory.mktemp("alphatrim-shards")
-    one, sharded = tmp / "one", tmp / "sharded"
-    run_snakemake(one, *TARGETS, configfile=_config(tmp, "one.yaml", 0))
+    sharded = tmp / "sharded"
     run_snakemake(sharded, *TARGETS, configfile=_config(tmp, "sharded.yaml", 4))
-    return tmp, one, sharded
+    return tmp, smoke_run, sharded
 
 
 def test_merged_shards_equal_one_job(runs):
