@@ -15,6 +15,24 @@ for _z in SCORECARD["zoos"]:
             f"({sorted(ZOOS)})"
         )
 
+# The scorecard scores methods against labels: a zoo none of whose scored test sets is
+# labelled is left out, saying so; with none left the scorecard is skipped.
+SCORECARD_ZOOS = []
+for _z in scorecard_candidates():
+    if scorecard_testsets(_z):
+        SCORECARD_ZOOS.append(_z)
+    elif SCORECARD["enabled"]:
+        print(
+            f"labelfree: scorecard skips {_z}: none of its test sets "
+            f"{zoo_testsets(_z)} is labelled and matches scorecard.testsets "
+            f"{SCORECARD['testsets'] or '(all)'}",
+            file=sys.stderr,
+        )
+if SCORECARD["enabled"] and not SCORECARD_ZOOS:
+    skip_study(
+        "scorecard", "no zoo with two or more models and a labelled test set to score"
+    )
+
 
 rule scorecard:
     input:
