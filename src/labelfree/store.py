@@ -144,6 +144,9 @@ def write_image_set(path: PathLike, x: np.ndarray, y: np.ndarray, **extras: np.n
 def read_image_set(path: PathLike) -> ImageSet:
     """Read and validate a dataset split or test set."""
     arrays = load_npz(path)
+    if "x" not in arrays and "n_inputs" in arrays:
+        raise ArtefactError(f"{path}: a test set without images (a prediction zoo's: labels "
+                            "only); what reads it needs images")
     if "x" not in arrays or "y" not in arrays:
         raise ArtefactError(f"{path}: an image set needs arrays 'x' and 'y', has {sorted(arrays)}")
     x, y = arrays.pop("x"), arrays.pop("y")
