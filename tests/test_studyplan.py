@@ -70,5 +70,7 @@ def test_disabled_studies_are_not_reported(repo_root):
 
 
 def test_labelled_zoos():
-    keep, skip = labelled_zoos(["a", "b", "c"], {"a": ["id"], "b": [], "c": ["x"]}, "laf")
-    assert keep == ["a", "c"] and list(skip) == ["b"] and "no labelled test set" in skip["b"]
+    keep, skip = labelled_zoos(["a", "b", "c", "d"], {"a": ["id"], "b": [], "c": ["x"], "d": ["id"]},
+                               {"a": 3, "b": 3, "c": 2, "d": 1}, "laf")
+    assert keep == ["a", "c"] and list(skip) == ["b", "d"]
+    assert "no labelled test set" in skip["b"] and "has 1 model(s)" in skip["d"]

@@ -8,8 +8,8 @@ of stopping the whole run (and the answers of every zoo) with an error:
   when their zoo is a prediction zoo (no weights to run on the inputs they create), when it lacks
   those groups or features, or when the config leaves them nothing (the study key omitted, so
   its default zoo is not configured; no experiments; no zoos).
-- laf and scorecard score methods against labels: they skip a zoo without labelled test sets
-  (:func:`labelled_zoos`), and the study when no zoo is left.
+- laf and scorecard rank models and score methods against labels: they skip a zoo with one
+  model or without labelled test sets (:func:`labelled_zoos`), and the study when no zoo is left.
 
 A study zoo named explicitly but absent from `zoos` stays an error (a typo), raised by the
 study's own rule file. Parse-time code: no numpy, no torch.
@@ -125,15 +125,18 @@ def fixed_zoo_skips(
 
 
 def labelled_zoos(
-    zoos: list[str], labelled: Mapping[str, list[str]], study: str
+    zoos: list[str], labelled: Mapping[str, list[str]], n_models: Mapping[str, int], study: str
 ) -> tuple[list[str], dict[str, str]]:
-    """(zoos with at least one labelled test set, zoo -> reason for the others): laf and the
-    scorecard score against labels. ``labelled``: zoo -> its labelled test sets."""
+    """(zoos laf or the scorecard can score, zoo -> reason for the others): they rank two or
+    more models and score against labels. ``labelled``: zoo -> its labelled test sets."""
     keep, skip = [], {}
     for z in zoos:
-        if labelled.get(z):
-            keep.append(z)
-        else:
+        if n_models.get(z, 0) < 2:
+            skip[z] = (f"zoo {z!r} has {n_models.get(z, 0)} model(s); {study} compares rankings "
+                       "of two or more")
+        elif not labelled.get(z):
             skip[z] = (f"zoo {z!r} has no labelled test set; {study} scores methods against "
                        "labels (the answer still ranks and estimates without them)")
+        else:
+            keep.append(z)
     return keep, skip

@@ -247,3 +247,15 @@ def test_import_refuses_a_file_changed_since_the_scan(tmp_path):
         import_model("z", "m_probs", zoo.files["m_probs"], "probabilities", 4, zoo.rows, {},
                      tmp_path / "o.npz", tmp_path / "meta.json")
     assert not (tmp_path / "o.npz").exists()
+
+
+def test_rounded_probabilities_are_refused_not_taken_as_logits(tmp_path):
+    # probabilities written with two decimals sum to 1 only within ~0.05; `auto` must not
+    # read them as logits (softmax would flatten them); an explicit kind decides.
+    root = make_zoo(tmp_path)
+    p = np.round(softmax(np.random.default_rng(1).normal(size=(30, 4)) * 3), 2)
+    assert 1e-3 < np.abs(p.sum(1) - 1).max() <= 0.1
+    np.savetxt(root / "predictions" / "m_csv" / "id.csv", p, delimiter=",", fmt="%.2f")
+    _expect(root, "m_csv/id.csv", "model 'm_csv'", "look like probabilities")
+    zoo = scan(root, kind="logits")
+    assert zoo.kind["m_csv"] == "logits"

@@ -36,12 +36,15 @@ LABEL_EXTENSIONS = (".npy", ".csv")
 KINDS = ("auto", "logits", "probabilities")
 #: Tolerance on row sums for probabilities (float32 softmax outputs sum to 1 within ~1e-6).
 SUM_TOL = 1e-3
+#: Rows in [0, 1] whose sums miss 1 by at most this are refused under ``kind: auto`` (they are
+#: probabilities saved with too few digits, not logits).
+NEAR_TOL = 0.1
 #: Model ids as the workflow's `model` wildcard; test-set names without dots (feature files
 #: are named <testset>.<layer>.npy).
 MODEL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 TESTSET_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_+-]*$")
 #: Bump when the scan's checks change, so cached scans made by an older version are redone.
-SCAN_VERSION = 1
+SCAN_VERSION = 2
 
 
 class PredictionZooError(ValueError):
@@ -281,6 +284,8 @@ def scan(
                 k = declared or (kind if kind != "auto" else
                                  ("probabilities" if is_probabilities(arr) else "logits"))
                 to_logits(arr, k, f"{f} (model {m!r})")  # validates declared probabilities
+                if k == "logits" and not declared and kind == "auto":
+                    _refuse_near_probabilities(arr, f)
             except PredictionZooError as exc:
                 problems.append(_with_model(str(exc), m))
                 continue
@@ -358,6 +363,18 @@ def scan(
         raise PredictionZooError(head + "; ".join(problems))
     return PredictionZoo(base.resolve(), models, wanted, int(num_classes), rows, kinds, files,
                          label_files, layers_of)
+
+
+def _refuse_near_probabilities(arr: np.ndarray, path: str) -> None:
+    """With ``kind: auto``, rows in [0, 1] summing to nearly but not quite 1 (rounded or
+    truncated probabilities) would silently be taken as logits: refuse them instead."""
+    worst = float(np.abs(arr.sum(axis=1) - 1).max(initial=0))
+    if (arr >= 0).all() and (arr <= 1).all() and worst <= NEAR_TOL:
+        raise PredictionZooError(
+            f"{path}: rows look like probabilities (all in [0, 1]) but do not sum to 1 "
+            f"(largest |sum - 1| = {worst:.3g}, tolerance {SUM_TOL}); renormalise them, or set "
+            "the zoo's kind (logits or probabilities) to say what they are"
+        )
 
 
 def _with_model(message: str, model: str) -> str:
