@@ -103,15 +103,12 @@ PER_MODEL_PRED_ZOOS = [z for z in PRED_ZOOS if ZOOS[z]["bundle"] == "model"]
 # The one test-set group of a prediction zoo: its import writes one file per model.
 PRED_GROUP = "predictions"
 
+
 # Studies that cannot run on the configured zoos say so in one line and are skipped
 # (labelfree.studyplan); laf and scorecard skip zoos without labels in their own files.
-SKIPPED = {}
-
-
 def skip_study(study, reason):
     """Disable ``study`` for this run, saying why in one line (stderr, once per parse)."""
     config[study]["enabled"] = False
-    SKIPPED[study] = reason
     print(f"labelfree: {study} skipped: {reason}", file=sys.stderr)
 
 
@@ -158,8 +155,9 @@ def zoo_dataset(zoo):
 
 
 def zoo_labelled(zoo):
-    """The zoo's test sets that have labels (every set of a model zoo; its multi-label sets
-    are single-label-less, which the studies' scripts handle)."""
+    """The zoo's test sets that have labels: every set of a model zoo (images come with
+    labels; the studies' scripts set multi-label ones aside), a prediction zoo's labelled ones.
+    """
     return PRED_ZOOS[zoo].labelled if zoo in PRED_ZOOS else zoo_testsets(zoo)
 
 

@@ -140,16 +140,21 @@ def is_probabilities(arr: np.ndarray) -> bool:
     return bool((arr >= 0).all() and np.abs(arr.sum(axis=1) - 1).max(initial=0) <= SUM_TOL)
 
 
+def check_probabilities(arr: np.ndarray, where: str) -> None:
+    """Refuse a matrix declared probabilities whose rows are negative or miss a sum of 1."""
+    if not is_probabilities(arr):
+        worst = float(np.abs(arr.sum(axis=1) - 1).max())
+        raise PredictionZooError(
+            f"{where}: declared probabilities, but rows are negative or do not sum to 1 "
+            f"(largest |sum - 1| = {worst:.3g}, tolerance {SUM_TOL})"
+        )
+
+
 def to_logits(arr: np.ndarray, kind: str, where: str) -> np.ndarray:
     """float32 logits from a validated matrix: probabilities become log-probabilities
     (softmax(log p) = p), logits pass unchanged. ``where`` names the file in errors."""
     if kind == "probabilities":
-        if not is_probabilities(arr):
-            worst = float(np.abs(arr.sum(axis=1) - 1).max())
-            raise PredictionZooError(
-                f"{where}: declared probabilities, but rows are negative or do not sum to 1 "
-                f"(largest |sum - 1| = {worst:.3g}, tolerance {SUM_TOL})"
-            )
+        check_probabilities(arr, where)
         with np.errstate(divide="ignore"):
             out = np.log(arr)
         # log 0 = -inf would poison means; the smallest float32 log-probability stands in.
@@ -283,8 +288,9 @@ def scan(
                 arr, declared = read_matrix(f)
                 k = declared or (kind if kind != "auto" else
                                  ("probabilities" if is_probabilities(arr) else "logits"))
-                to_logits(arr, k, f"{f} (model {m!r})")  # validates declared probabilities
-                if k == "logits" and not declared and kind == "auto":
+                if k == "probabilities":
+                    check_probabilities(arr, f)
+                elif not declared and kind == "auto":
                     _refuse_near_probabilities(arr, f)
             except PredictionZooError as exc:
                 problems.append(_with_model(str(exc), m))
