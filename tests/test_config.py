@@ -56,3 +56,27 @@ def test_every_problem_is_named_in_one_message(repo_root):
     assert msg.startswith("4 problems:") and "\n" not in msg
     for fragment in ("['sed']", "'seed': value -1", "'inference.device'", "'inference.batch_size'"):
         assert fragment in msg
+
+
+def test_zoos_are_model_zoos_or_prediction_zoos(repo_root):
+    """A zoo needs `dataset` (a configured one) unless it is a prediction zoo, which must not
+    also give `dataset`, `sheet` or `grid`; every bad zoo named at once."""
+    from labelfree.config import check_zoos
+
+    cfg = validate_config({"datasets": {"digits": {"source": "digits"}}, "zoos": {
+        "ok": {"dataset": "digits", "grid": [{"arch": "mlp"}]},
+        "preds": {"predictions": "folder"},
+        "both": {"predictions": "folder", "dataset": "digits", "sheet": "s.tsv"},
+        "none": {"grid": [{"arch": "mlp"}]},
+        "typo": {"dataset": "digit", "grid": [{"arch": "mlp"}]},
+    }}, _schema(repo_root))
+    with pytest.raises(ConfigError) as info:
+        check_zoos(cfg)
+    msg = str(info.value)
+    assert msg.startswith("3 problems:")
+    assert "'zoos.both': a prediction zoo" in msg and "remove ['dataset', 'sheet']" in msg
+    assert "'zoos.none.dataset' is required (or give `predictions`" in msg
+    assert "'zoos.typo.dataset': value 'digit' is not a configured dataset" in msg
+    assert "'preds'" not in msg and "zoos.ok" not in msg
+    del cfg["zoos"]["both"], cfg["zoos"]["none"], cfg["zoos"]["typo"]
+    check_zoos(cfg)

@@ -142,3 +142,22 @@ def test_files_by_testset_and_stack_logits(tmp_path):
     np.testing.assert_array_equal(stacked[1], store.read_logits(tmp_path / "b/corr.npz", "fog-1"))
     with pytest.raises(store.ArtefactError, match="3 inference files"):
         store.files_by_testset(files[:3], ["a", "b"], groups)
+
+
+def test_label_only_test_sets(tmp_path):
+    """A prediction zoo's test set (no images): labels where given, else only its size;
+    read_labels reads y alone from any test set, image sets included."""
+    store.write_labels(tmp_path / "l.npz", np.array([2, 0, 1]), 3)
+    np.testing.assert_array_equal(store.read_labels(tmp_path / "l.npz"), [2, 0, 1])
+    store.write_labels(tmp_path / "u.npz", None, 3)
+    assert store.read_labels(tmp_path / "u.npz") is None
+    x = np.zeros((2, 4, 4, 1), np.uint8)
+    store.write_image_set(tmp_path / "img.npz", x, np.array([1, 0]))
+    np.testing.assert_array_equal(store.read_labels(tmp_path / "img.npz"), [1, 0])
+    with pytest.raises(store.ArtefactError, match="3 integer class ids"):
+        store.write_labels(tmp_path / "bad.npz", np.array([1, 2]), 3)
+    with pytest.raises(store.ArtefactError, match="images"):  # no x: not an image set
+        store.read_image_set(tmp_path / "l.npz")
+    store.save_npz(tmp_path / "other.npz", z=np.zeros(2))
+    with pytest.raises(store.ArtefactError, match="other.npz: a test set needs labels"):
+        store.read_labels(tmp_path / "other.npz")

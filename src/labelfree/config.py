@@ -121,6 +121,35 @@ def validate_config(config: dict[str, Any], schema_path: str | Path) -> dict[str
     return cfg
 
 
+def check_zoos(cfg: dict[str, Any]) -> None:
+    """What the schema cannot say about `zoos`: a zoo is either a model zoo (`dataset`, a
+    configured dataset, with `sheet` or `grid`) or a prediction zoo (`predictions`, a folder,
+    with none of those). Raises ConfigError naming every bad zoo at once."""
+    problems = []
+    for name, z in cfg["zoos"].items():
+        if z.get("predictions"):
+            extra = [k for k in ("dataset", "sheet", "grid") if z.get(k)]
+            if extra:
+                problems.append(
+                    f"config key 'zoos.{name}': a prediction zoo (`predictions`) takes its models, "
+                    f"test sets and labels from its folder; remove {extra}"
+                )
+        elif not z.get("dataset"):
+            problems.append(
+                f"config key 'zoos.{name}.dataset' is required (or give `predictions`, a folder "
+                "of arrays, for a prediction zoo)"
+            )
+        elif z["dataset"] not in cfg["datasets"]:
+            problems.append(
+                f"config key 'zoos.{name}.dataset': value {z['dataset']!r} is not a configured "
+                f"dataset; configured: {sorted(cfg['datasets'])}"
+            )
+    if len(problems) == 1:
+        raise ConfigError(problems[0])
+    if problems:
+        raise ConfigError(f"{len(problems)} problems: " + "; ".join(problems))
+
+
 def schema_rows(schema_path: str | Path) -> list[tuple[str, str, str, str]]:
     """Flatten the schema into (key, type, default, description) rows, $refs resolved.
 

@@ -38,16 +38,19 @@ class InferenceError(ValueError):
     """Bad inference arguments (unknown feature, device), naming the value at fault."""
 
 
-def resolve_device(device: str | torch.device = "auto") -> torch.device:
-    """``auto`` -> ``cuda`` when available, else ``cpu``; ``cuda`` without a GPU is an error."""
+def resolve_device(device: str | torch.device = "auto", key: str = "inference.device") -> torch.device:
+    """``auto`` -> ``cuda`` when available, else ``cpu``; ``cuda`` without a GPU is an error.
+
+    ``key`` is the config key the value came from, named in errors (training passes
+    ``zoos.<zoo>.train_device``)."""
     if isinstance(device, torch.device):
         return device
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise InferenceError(f"inference.device={device!r} but no CUDA device is available")
+        raise InferenceError(f"{key}={device!r} but no CUDA device is available")
     if device not in ("cpu",) and not device.startswith("cuda"):
-        raise InferenceError(f"inference.device={device!r}; use auto, cpu or cuda")
+        raise InferenceError(f"{key}={device!r}; use auto, cpu or cuda")
     return torch.device(device)
 
 
@@ -208,8 +211,13 @@ def infer_group(
             prep = meta.get("preprocessing", "scale01")
             bar.set_description(f"inference {meta.get('model', Path(mdir).name)}")
             sets: dict[str, dict[str, np.ndarray]] = {}
-            for j, (name, _) in enumerate(testsets):
+            for j, (name, path) in enumerate(testsets):
                 ts = testset(j)
+                if len(ts.x) == 0:  # the test set is at fault, not the model
+                    raise InferenceError(
+                        f"{path}: test set {name!r} is empty (0 inputs); nothing to run "
+                        f"{Path(mdir).name} on. Check how the set was made (data splits, shifts)"
+                    )
                 res = predict(model, ts.x, prep, batch_size, dev, features, amp)
                 k = int(meta.get("num_classes") or res["logits"].shape[1])
                 if res["logits"].shape[1] != k:
@@ -240,21 +248,23 @@ def accuracy_long(
     """
     import pandas as pd
 
-    from labelfree.store import load_npz, read_logits
+    from labelfree.store import read_labels, read_logits
 
     rows = []
     for j, ts in enumerate(testsets):
-        y = load_npz(label_paths[j], keys=("y",))["y"]
+        y = read_labels(label_paths[j])
+        logits_of = [read_logits(infer_paths[i][j], ts) for i in range(len(models))]
+        if y is not None and y.ndim == 1 and len(y):
+            _check_label_range(y, logits_of, models, [p[j] for p in infer_paths], label_paths[j])
         for i, m in enumerate(models):
-            logits = read_logits(infer_paths[i][j], ts)
+            logits = logits_of[i]
+            if y is None:  # an unlabelled test set (prediction zoos): no accuracy
+                rows.append({"model": m, "testset": ts, "n": int(len(logits)),
+                             "accuracy": float("nan")})
+                continue
             if len(logits) != len(y):
                 raise InferenceError(
                     f"{infer_paths[i][j]}: {len(logits)} rows but {label_paths[j]} has {len(y)} labels"
-                )
-            if y.ndim == 1 and len(y) and (y.min() < 0 or y.max() >= logits.shape[1]):
-                raise InferenceError(
-                    f"{label_paths[j]}: labels out of range [0, {logits.shape[1]}) for "
-                    f"{infer_paths[i][j]} (min {y.min()}, max {y.max()})"
                 )
             if y.ndim == 2:
                 acc = float(((logits > 0) == (y > 0)).all(axis=1).mean()) if len(y) else float("nan")
@@ -262,6 +272,33 @@ def accuracy_long(
                 acc = float((logits.argmax(1) == y).mean()) if len(y) else float("nan")
             rows.append({"model": m, "testset": ts, "n": int(len(y)), "accuracy": acc})
     return pd.DataFrame(rows)
+
+
+def _check_label_range(
+    y: np.ndarray, logits: Sequence[np.ndarray], models: Sequence[str],
+    paths: Sequence[str | Path], label_path: str | Path,
+) -> None:
+    """Labels beyond some model's K: blame the models whose output layer is too small when
+    another model of the zoo covers the labels, else the labels (or every model alike)."""
+    top, low = int(y.max()), int(y.min())
+    ks = [lg.shape[1] for lg in logits]
+    if low >= 0 and top < min(ks):
+        return
+    short = [i for i, k in enumerate(ks) if k <= top]
+    if low >= 0 and len(short) < len(ks):
+        i = short[0]
+        others = sorted({ks[j] for j in range(len(ks)) if j not in short})
+        raise InferenceError(
+            f"{paths[i]}: model {models[i]!r} gives {ks[i]} logits per input, but the labels of "
+            f"{label_path} reach class {top} and other models of the zoo give {others}; the "
+            f"model's output layer does not match the dataset's classes"
+            + (f" (also: {[models[j] for j in short[1:]]})" if len(short) > 1 else "")
+        )
+    raise InferenceError(
+        f"{label_path}: labels out of range [0, {min(ks)}) (min {low}, max {top}); every model "
+        f"of the zoo gives {sorted(set(ks))} logits, so either these labels or all the models' "
+        "output layers are wrong"
+    )
 
 
 def accuracy_wide(long: Any, metas: Sequence[dict[str, Any]] | None = None) -> Any:

@@ -144,11 +144,58 @@ def write_image_set(path: PathLike, x: np.ndarray, y: np.ndarray, **extras: np.n
 def read_image_set(path: PathLike) -> ImageSet:
     """Read and validate a dataset split or test set."""
     arrays = load_npz(path)
+    if "x" not in arrays and "n_inputs" in arrays:
+        raise ArtefactError(f"{path}: a test set without images (a prediction zoo's: labels "
+                            "only); what reads it needs images")
     if "x" not in arrays or "y" not in arrays:
         raise ArtefactError(f"{path}: an image set needs arrays 'x' and 'y', has {sorted(arrays)}")
     x, y = arrays.pop("x"), arrays.pop("y")
     check_image_set(x, y, str(path), **arrays)
     return ImageSet(x=x, y=y, extras=arrays)
+
+
+# A prediction zoo's test sets have no images (ARCHITECTURE.md, artefact contracts): their
+# artefact at the same path holds ``y`` where the user gave labels and always ``n_inputs``.
+# Studies that need only labels read any test set through read_labels.
+
+
+def write_labels(path: PathLike, y: np.ndarray | None, n_inputs: int) -> None:
+    """Write a test set without images: its labels (int64 (N,), or None when unlabelled) and
+    its number of inputs, atomically."""
+    arrays: dict[str, np.ndarray] = {"n_inputs": np.asarray(int(n_inputs), dtype=np.int64)}
+    if y is not None:
+        y = np.asarray(y)
+        if not np.issubdtype(y.dtype, np.integer) or y.ndim != 1 or len(y) != n_inputs:
+            raise ArtefactError(f"{path}: labels must be {n_inputs} integer class ids, got "
+                                f"{y.dtype} {y.shape}")
+        if len(y) and y.min() < 0:
+            raise ArtefactError(f"{path}: negative labels (min {y.min()})")
+        arrays["y"] = y.astype(np.int64)
+    save_npz(path, **arrays)
+
+
+def read_labels(path: PathLike) -> np.ndarray | None:
+    """The labels of a test set (int64 (N,) or multi-hot (N, K)), or None for an unlabelled
+    one; reads only ``y``, not the images."""
+    p = Path(path)
+    if not p.exists():
+        raise ArtefactError(f"{p}: file not found")
+    try:
+        with np.load(p, allow_pickle=False) as z:
+            if "y" in z.files:
+                y = z["y"]
+            elif "n_inputs" in z.files:
+                return None
+            else:
+                raise ArtefactError(f"{p}: a test set needs labels 'y' (or 'n_inputs' when "
+                                    f"unlabelled); has {sorted(z.files)}")
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        if isinstance(exc, ArtefactError):
+            raise
+        raise ArtefactError(f"{p}: not a readable npz archive ({exc})") from exc
+    if y.ndim not in (1, 2) or not np.issubdtype(y.dtype, np.integer):
+        raise ArtefactError(f"{p}: y must be integer (N,) or (N, K), got {y.dtype} {y.shape}")
+    return y
 
 
 # ---------------------------------------------------------------------------------------------

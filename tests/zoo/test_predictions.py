@@ -125,3 +125,137 @@ def test_labels_checked_for_length_range_and_test_set(tmp_path):
 
 def test_no_predictions_folder(tmp_path):
     _expect(tmp_path, "predictions/<model>/<testset>.npy")
+
+
+# --- issue 14 item 1: every problem at once, the odd file out named, import into artefacts ---
+
+
+def test_every_problem_is_reported_at_once_each_naming_file_and_model(tmp_path):
+    root = make_zoo(tmp_path)
+    np.save(root / "predictions" / "m_probs" / "shifted.npy", softmax(np.zeros((20, 5))))
+    bad = np.zeros((30, 4))
+    bad[0, 0] = np.inf
+    np.savez(root / "predictions" / "m_logits" / "id.npz", logits=bad)
+    np.save(root / "labels" / "id.npy", np.zeros(29, dtype=int))
+    with pytest.raises(PredictionZooError) as err:
+        scan(root)
+    msg = str(err.value)
+    assert msg.startswith("3 problems in prediction zoo"), msg
+    assert "m_probs/shifted.npy: model 'm_probs' has K = 5" in msg
+    assert "m_logits/id.npz: model 'm_logits': 1 row(s) hold NaN" in msg
+    assert "labels/id.npy: expected 30 labels" in msg
+
+
+def test_the_odd_file_out_is_blamed_not_the_first_model(tmp_path):
+    # K and N are what most files agree on: a bad *first* model (alphabetically) is named,
+    # not the two good ones after it (a scan that took the first file as the reference would
+    # blame m_logits and m_probs instead).
+    root = make_zoo(tmp_path)
+    np.savetxt(root / "predictions" / "m_csv" / "id.csv", np.zeros((30, 6)), delimiter=",")
+    np.savetxt(root / "predictions" / "m_csv" / "shifted.csv", np.zeros((18, 4)), delimiter=",")
+    with pytest.raises(PredictionZooError) as err:
+        scan(root)
+    msg = str(err.value)
+    assert "m_csv/id.csv: model 'm_csv' has K = 6 classes; the zoo's other files have K = 4" in msg
+    assert "m_csv/shifted.csv: model 'm_csv' has 18 rows" in msg and "have 20" in msg
+    assert "'m_logits'" not in msg and "'m_probs'" not in msg
+
+
+def test_subset_of_test_sets_names_and_features(tmp_path):
+    root = make_zoo(tmp_path)
+    zoo = scan(root, testsets=["shifted"])
+    assert zoo.testsets == ["shifted"] and zoo.labelled == [] and zoo.rows == {"shifted": 20}
+    with pytest.raises(PredictionZooError) as err:
+        scan(root, testsets=["id", "other"])
+    assert "no file for test set(s) ['other']" in str(err.value)
+    (root / "predictions" / "bad name").mkdir()
+    np.save(root / "predictions" / "bad name" / "id.npy", np.zeros((30, 4)))
+    np.save(root / "predictions" / "bad name" / "shifted.npy", np.zeros((20, 4)))
+    _expect(root, "model 'bad name'", "letters, digits")
+
+
+def test_features_checked_and_required_layers(tmp_path):
+    root = make_zoo(tmp_path)
+    feat = root / "features" / "m_csv"
+    feat.mkdir(parents=True)
+    np.save(feat / "id.penultimate.npy", np.ones((30, 3), dtype=np.float32))
+    _expect(root, "features/m_csv/shifted.penultimate.npy", "not 'shifted'")
+    np.save(feat / "shifted.penultimate.npy", np.ones((19, 3), dtype=np.float32))
+    _expect(root, "shifted.penultimate.npy", "model 'm_csv'", "expected (20, D)")
+    np.save(feat / "shifted.penultimate.npy", np.ones((20, 3), dtype=np.float32))
+    assert scan(root).features == {"m_csv": ["penultimate"], "m_logits": [], "m_probs": []}
+    with pytest.raises(PredictionZooError) as err:
+        scan(root, features=["penultimate"])
+    assert "model 'm_logits' has no ['penultimate'] features" in str(err.value)
+
+
+def test_scan_is_cached_until_a_file_changes(tmp_path, monkeypatch):
+    import os
+
+    from labelfree.zoo import predictions as P
+
+    root = make_zoo(tmp_path / "zoo")
+    cache = tmp_path / "cache" / "zoo.json"
+    first = P.scan_cached(root, cache=cache)
+    assert cache.is_file()
+    calls = []
+    real = P.read_matrix
+    monkeypatch.setattr(P, "read_matrix", lambda p: calls.append(p) or real(p))
+    again = P.scan_cached(root, cache=cache)
+    assert again == first and calls == []  # nothing read: the files did not change
+    path = root / "predictions" / "m_probs" / "id.npy"
+    np.save(path, softmax(np.zeros((30, 5))))
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    with pytest.raises(PredictionZooError, match="K = 5"):
+        P.scan_cached(root, cache=cache)
+    assert calls  # rescanned
+
+
+def test_import_writes_the_artefacts_studies_read(tmp_path):
+    from labelfree import store
+    from labelfree.zoo.predictions import import_labels, import_model
+
+    root = make_zoo(tmp_path / "zoo")
+    zoo = scan(root)
+    out = tmp_path / "out"
+    for m in zoo.models:
+        meta = import_model("z", m, zoo.files[m], zoo.kind[m], zoo.num_classes, zoo.rows, {},
+                            out / m / "predictions.npz", out / m / "meta.json")
+        assert meta["source"] == "predictions" and meta["num_classes"] == 4
+        assert set(meta["testsets"]) == {"id", "shifted"}
+        for t in zoo.testsets:
+            got = store.read_logits(out / m / "predictions.npz", t)
+            np.testing.assert_array_equal(got, load_logits(zoo, m, t))
+    probs = np.load(root / "predictions" / "m_probs" / "shifted.npy")
+    lg = store.read_logits(out / "m_probs" / "predictions.npz", "shifted").astype(np.float64)
+    np.testing.assert_allclose(softmax(lg), probs, atol=1e-6)
+    outs = {t: out / "testsets" / f"{t}.npz" for t in zoo.testsets}
+    import_labels({t: str(zoo.label_file(t)) if zoo.label_file(t) else None
+                   for t in zoo.testsets}, zoo.rows, zoo.num_classes, outs)
+    np.testing.assert_array_equal(store.read_labels(outs["id"]), np.arange(30) % 4)
+    assert store.read_labels(outs["shifted"]) is None
+
+
+def test_import_refuses_a_file_changed_since_the_scan(tmp_path):
+    from labelfree.zoo.predictions import import_model
+
+    root = make_zoo(tmp_path / "zoo")
+    zoo = scan(root)
+    np.save(root / "predictions" / "m_probs" / "id.npy", softmax(np.zeros((31, 4))))
+    with pytest.raises(PredictionZooError, match="m_probs/id.npy.*shape \\(31, 4\\)"):
+        import_model("z", "m_probs", zoo.files["m_probs"], "probabilities", 4, zoo.rows, {},
+                     tmp_path / "o.npz", tmp_path / "meta.json")
+    assert not (tmp_path / "o.npz").exists()
+
+
+def test_rounded_probabilities_are_refused_not_taken_as_logits(tmp_path):
+    # probabilities written with two decimals sum to 1 only within ~0.05; `auto` must not
+    # read them as logits (softmax would flatten them); an explicit kind decides.
+    root = make_zoo(tmp_path)
+    p = np.round(softmax(np.random.default_rng(1).normal(size=(30, 4)) * 3), 2)
+    assert 1e-3 < np.abs(p.sum(1) - 1).max() <= 0.1
+    np.savetxt(root / "predictions" / "m_csv" / "id.csv", p, delimiter=",", fmt="%.2f")
+    _expect(root, "m_csv/id.csv", "model 'm_csv'", "look like probabilities")
+    zoo = scan(root, kind="logits")
+    assert zoo.kind["m_csv"] == "logits"

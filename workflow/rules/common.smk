@@ -1,6 +1,7 @@
 # Glue shared by the whole workflow: validated config, zoo sheets, test-set groups, paths.
 # Layer and study files stay declarative; their own helpers live in workflow/rules/functions/.
 
+import copy
 import os
 import re
 import sys
@@ -16,34 +17,64 @@ os.environ.update(
 
 from snakemake.exceptions import WorkflowError
 
-from labelfree.config import ConfigError, validate_config
+from labelfree.config import ConfigError, check_zoos, validate_config
+from labelfree.studyplan import fixed_zoo_skips, labelled_zoos
 from labelfree.zoo.bundle import BundleError, assign_bundles
+from labelfree.zoo.predictions import PredictionZooError, scan_cached
 from labelfree.zoo.sheet import ZooError, build_sheet
+
+# The config as the user wrote it, before defaults: which keys were given (a prediction zoo's
+# `testsets`, a study's zoo; labelfree.studyplan).
+USER_CONFIG = copy.deepcopy(dict(config))
 
 try:
     config.update(
         validate_config(config, Path(workflow.basedir) / "config" / "schema.yaml")
     )
-    for _zoo, _zcfg in config["zoos"].items():
-        if _zcfg["dataset"] not in config["datasets"]:
-            raise ConfigError(
-                f"config key 'zoos.{_zoo}.dataset': value {_zcfg['dataset']!r} is not a "
-                f"configured dataset; configured: {sorted(config['datasets'])}"
-            )
+    check_zoos(config)
     # Relative paths in a config resolve against its file's folder (the last --configfile;
-    # config/ for the default run): sheets here, checkpoints against their sheet's folder.
+    # config/ for the default run): sheets and prediction folders here, checkpoints against
+    # their sheet's folder.
     CONFIG_DIR = (
         Path(workflow.config_settings.configfiles[-1]).resolve().parent
         if workflow.config_settings.configfiles
         else Path(workflow.basedir) / "config"
     )
+    # Prediction zoos (docs/your-zoo.md): every file validated now, before any job; the scan
+    # is cached under .snakemake/ so later parses only stat the files.
+    PRED_ZOOS = {}
+    _problems = []
+    for _zoo, _zcfg in config["zoos"].items():
+        if not _zcfg["predictions"]:
+            continue
+        _root = Path(_zcfg["predictions"]).expanduser()
+        _given = "testsets" in ((USER_CONFIG.get("zoos") or {}).get(_zoo) or {})
+        try:
+            PRED_ZOOS[_zoo] = scan_cached(
+                _root if _root.is_absolute() else CONFIG_DIR / _root,
+                _zcfg["kind"],
+                _zcfg["testsets"] if _given else None,
+                _zcfg["features"],
+                cache=Path(".snakemake", "labelfree", f"predictions-{_zoo}.json"),
+            )
+        except PredictionZooError as _err:
+            _problems.append(f"prediction zoo '{_zoo}': {_err}")
+    if _problems:
+        raise ConfigError("; ".join(_problems))
+    for _zoo, _pz in PRED_ZOOS.items():  # the zoo's test sets are its folder's
+        config["zoos"][_zoo]["testsets"] = list(_pz.testsets)
     ZOO_SHEETS = {
         name: build_sheet(name, zcfg, CONFIG_DIR)
         for name, zcfg in config["zoos"].items()
+        if name not in PRED_ZOOS
     }
-    # Model ids in sheet order, and each model's row as a plain dict (NaN -> None), built once:
-    # per-model jobs look their row up here instead of filtering a DataFrame (graph cost).
-    ZOO_MODELS = {z: s["model"].tolist() for z, s in ZOO_SHEETS.items()}
+    # Model ids in sheet (prediction zoos: folder) order; each sheet model's row as a plain
+    # dict (NaN -> None), built once: per-model jobs look their row up here instead of
+    # filtering a DataFrame (graph cost).
+    ZOO_MODELS = {
+        z: (PRED_ZOOS[z].models if z in PRED_ZOOS else ZOO_SHEETS[z]["model"].tolist())
+        for z in config["zoos"]
+    }
     ZOO_ROWS = {
         z: {
             r["model"]: {k: (None if v is None or v != v else v) for k, v in r.items()}
@@ -52,9 +83,14 @@ try:
         for z, s in ZOO_SHEETS.items()
     }
     # Bundles (docs/zoo.md): bundle name -> model ids; `bundle: model` zoos use generic rules.
+    # ZOO_BUNDLES: sheet zoos (trained or resolved, then inference); PRED_BUNDLES: import jobs.
     ZOO_BUNDLES = {
         z: assign_bundles(z, ZOO_MODELS[z], config["zoos"][z]["bundle"])
         for z in ZOO_SHEETS
+    }
+    PRED_BUNDLES = {
+        z: assign_bundles(z, ZOO_MODELS[z], config["zoos"][z]["bundle"])
+        for z in PRED_ZOOS
     }
 except (ConfigError, ZooError, BundleError) as _err:
     raise WorkflowError(f"Invalid configuration: {_err}") from None
@@ -62,7 +98,24 @@ except (ConfigError, ZooError, BundleError) as _err:
 SEED = config["seed"]
 DATASETS = config["datasets"]
 ZOOS = config["zoos"]
-PER_MODEL_ZOOS = [z for z in ZOOS if ZOOS[z]["bundle"] == "model"]
+PER_MODEL_ZOOS = [z for z in ZOO_SHEETS if ZOOS[z]["bundle"] == "model"]
+PER_MODEL_PRED_ZOOS = [z for z in PRED_ZOOS if ZOOS[z]["bundle"] == "model"]
+# The one test-set group of a prediction zoo: its import writes one file per model.
+PRED_GROUP = "predictions"
+
+
+# Studies that cannot run on the configured zoos say so in one line and are skipped
+# (labelfree.studyplan); laf and scorecard skip zoos without labels in their own files.
+def skip_study(study, reason):
+    """Disable ``study`` for this run, saying why in one line (stderr, once per parse)."""
+    config[study]["enabled"] = False
+    print(f"labelfree: {study} skipped: {reason}", file=sys.stderr)
+
+
+for _study, _reason in fixed_zoo_skips(config, USER_CONFIG, set(PRED_ZOOS)).items():
+    skip_study(_study, _reason)
+    if _study == "metamorphic":  # its rules are built per zoo even when it is disabled
+        config["metamorphic"]["zoos"] = {}
 
 # Test-set groups a zoo's `testsets` list may name; layers and studies add their own groups
 # (e.g. shifts adds the corruption sets) before inference.smk expands them.
@@ -95,13 +148,26 @@ def zoo_models(zoo):
 
 
 def zoo_dataset(zoo):
-    return ZOOS[zoo]["dataset"]
+    """The zoo's dataset; a prediction zoo's test sets (labels only) live under a name of
+    their own, `predictions-<zoo>`, which no configured dataset can take (no `-` allowed).
+    """
+    return f"predictions-{zoo}" if zoo in PRED_ZOOS else ZOOS[zoo]["dataset"]
+
+
+def zoo_labelled(zoo):
+    """The zoo's test sets that have labels: every set of a model zoo (images come with
+    labels; the studies' scripts set multi-label ones aside), a prediction zoo's labelled ones.
+    """
+    return PRED_ZOOS[zoo].labelled if zoo in PRED_ZOOS else zoo_testsets(zoo)
 
 
 def zoo_groups(zoo):
     """Test-set groups of a zoo: each token of its `testsets` -> the sets it stands for (a
     bare test-set name is a group of one); empty groups left out. One inference file per model
-    and group (ARCHITECTURE.md, artefact contracts)."""
+    and group (ARCHITECTURE.md, artefact contracts). A prediction zoo has one group, all its
+    test sets: its import writes one file per model."""
+    if zoo in PRED_ZOOS:
+        return {PRED_GROUP: list(PRED_ZOOS[zoo].testsets)}
     out = {}
     for token in ZOOS[zoo]["testsets"]:
         sets = list(dict.fromkeys(TESTSET_GROUPS.get(token, [token])))

@@ -6,6 +6,11 @@
 # A group is its own job, so a study that adds a group to a zoo runs inference on it alone.
 # Included last in the Snakefile, so test-set groups registered by studies are known here.
 # With `inference.device: cuda` each job requests `gpu=1`; profiles/slurm maps it to --gpus=1.
+# A prediction zoo (docs/your-zoo.md) enters here too: its import writes the same artefacts,
+# one file per model holding every test set, with the model's meta.json, by bundle:
+#   inference_import                          one job per model (`bundle: model`)
+#   inference_import_<zoo>_<bundle>           one job per bundle (otherwise)
+#   inference_import_labels_<zoo>             the zoo's test sets: labels where given
 
 
 include: "functions/inference.smk"
@@ -82,6 +87,82 @@ for _zoo, _bundles in ZOO_BUNDLES.items():
                     cache_mb=INFER["cache_mb"],
                 script:
                     "../scripts/inference_run.py"
+
+
+rule inference_import:
+    input:
+        lambda w: pred_import_inputs(w.zoo, [w.model]),
+    output:
+        infer=infer_file("{zoo}", "{model}", PRED_GROUP),
+        meta="results/zoo/{zoo}/{model}/meta.json",
+    log:
+        "logs/inference/{zoo}/{model}/import.log",
+    wildcard_constraints:
+        zoo=alternatives(PER_MODEL_PRED_ZOOS),
+    conda:
+        "../../envs/labelfree.yaml"
+    threads: 1
+    resources:
+        mem_mb=lambda w: ZOOS[w.zoo]["mem_mb"],
+        runtime=10,
+    params:
+        zoo=lambda w: w.zoo,
+        models=lambda w: pred_import_models(w.zoo, [w.model]),
+        num_classes=lambda w: PRED_ZOOS[w.zoo].num_classes,
+        rows=lambda w: PRED_ZOOS[w.zoo].rows,
+    script:
+        "../scripts/inference_import.py"
+
+
+for _zoo, _bundles in PRED_BUNDLES.items():
+    if _zoo not in PER_MODEL_PRED_ZOOS:
+        for _bundle, _models in _bundles.items():
+
+            rule:
+                name:
+                    rule_name("inference_import", _zoo, _bundle)
+                input:
+                    pred_import_inputs(_zoo, _models),
+                output:
+                    **pred_import_outputs(_zoo, _models),
+                log:
+                    f"logs/inference/{_zoo}/{_bundle}/import.log",
+                conda:
+                    "../../envs/labelfree.yaml"
+                threads: 1
+                resources:
+                    mem_mb=ZOOS[_zoo]["mem_mb"],
+                    runtime=10,
+                params:
+                    zoo=_zoo,
+                    models=pred_import_models(_zoo, _models),
+                    num_classes=PRED_ZOOS[_zoo].num_classes,
+                    rows=PRED_ZOOS[_zoo].rows,
+                script:
+                    "../scripts/inference_import.py"
+
+    rule:
+        name:
+            rule_name("inference_import_labels", _zoo)
+        input:
+            list(PRED_ZOOS[_zoo].label_files.values()),
+        output:
+            [testset_path(zoo_dataset(_zoo), t) for t in PRED_ZOOS[_zoo].testsets],
+        log:
+            f"logs/inference/{_zoo}/import_labels.log",
+        conda:
+            "../../envs/labelfree.yaml"
+        threads: 1
+        resources:
+            mem_mb=ZOOS[_zoo]["mem_mb"],
+            runtime=10,
+        params:
+            testsets=PRED_ZOOS[_zoo].testsets,
+            label_files=PRED_ZOOS[_zoo].label_files,
+            num_classes=PRED_ZOOS[_zoo].num_classes,
+            rows=PRED_ZOOS[_zoo].rows,
+        script:
+            "../scripts/inference_import_labels.py"
 
 
 rule accuracy_table:

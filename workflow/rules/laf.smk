@@ -30,6 +30,25 @@ for _z in LAF["zoos"]:
             f"Invalid configuration: laf.zoos lists {_z!r}, not a configured zoo ({sorted(ZOOS)})"
         )
 
+# LaF's tables score rankings of two or more models against labels: other zoos (one model, or
+# a prediction zoo without labels/) are left out, saying so; with none left the study skips.
+LAF_ZOOS, _laf_skips = labelled_zoos(
+    list(LAF["zoos"]) or list(ZOOS),
+    {z: zoo_labelled(z) for z in ZOOS},
+    {z: len(zoo_models(z)) for z in ZOOS},
+    "laf",
+)
+for _c in list(LAF_CLONES.values()):
+    _bad = [z for z in (_c["base"], _c["source"]) if z in _laf_skips]
+    if _bad:
+        _laf_skips[_c["name"]] = f"clone control {_c['name']!r} is built from {_bad}"
+        del LAF_CLONES[_c["name"]]
+if study_enabled("laf"):
+    if not LAF_ZOOS and not LAF_CLONES:
+        skip_study("laf", "; ".join(_laf_skips.values()) or "no zoo to analyse")
+    for _z, _why in _laf_skips.items() if LAF_ZOOS else ():
+        print(f"labelfree: laf skips {_z}: {_why}", file=sys.stderr)
+
 
 LAF_RAW = ["metrics.csv.gz", "testsets.csv", "models.csv", "rq4.csv", "ces_guides.npz"]
 

@@ -15,6 +15,29 @@ for _z in SCORECARD["zoos"]:
             f"({sorted(ZOOS)})"
         )
 
+# The scorecard compares methods on two or more models against labels: a zoo with one model,
+# or none of whose scored test sets is labelled, is left out, saying so; with none left the
+# scorecard is skipped.
+SCORECARD_ZOOS, _sc_skips = labelled_zoos(
+    scorecard_candidates(),
+    {z: scorecard_testsets(z) for z in ZOOS},
+    {z: len(zoo_models(z)) for z in ZOOS},
+    "scorecard",
+)
+if SCORECARD["enabled"] and SCORECARD_ZOOS:
+    for _z, _why in _sc_skips.items():
+        print(
+            f"labelfree: scorecard skips {_z}: {_why} (scored test sets: labelled ones "
+            f"matching scorecard.testsets {SCORECARD['testsets'] or '(all)'})",
+            file=sys.stderr,
+        )
+if SCORECARD["enabled"] and not SCORECARD_ZOOS:
+    skip_study(
+        "scorecard",
+        "; ".join(_sc_skips.values())
+        or "no zoo with two or more models and a labelled test set to score",
+    )
+
 
 rule scorecard:
     input:

@@ -14,8 +14,8 @@ files = store.files_by_testset(sm.input.infer, models, sm.params.groups)
 logits, labels = {}, {}
 for t, path in zip(sm.params.testsets, sm.input.testsets, strict=True):
     logits[t] = store.stack_logits(files[t], t)
-    y = store.read_image_set(path).y
-    labels[t] = y if y.ndim == 1 else None  # multi-label sets: no single-label accuracy
+    y = store.read_labels(path)  # None: unlabelled (a prediction zoo's set without labels)
+    labels[t] = y if y is not None and y.ndim == 1 else None  # multi-label: no accuracy
 source = sm.params.source if sm.params.source in logits else None
 table, plan, first, top = answer.build(zoo, models, logits, labels, source, sm.params.budget,
                                        sm.params.seed, n_boot=sm.params.bootstrap)

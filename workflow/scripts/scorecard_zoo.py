@@ -15,9 +15,9 @@ models = list(sm.params.models)
 files = store.files_by_testset(sm.input.infer, models, sm.params.groups)
 logits, probs, labels, kinds = {}, {}, {}, {}
 for t, path in zip(sm.params.testsets, sm.input.testsets, strict=True):
-    y = store.read_image_set(path).y
-    if y.ndim != 1:
-        logging.info("%s: multi-label test set, not scored", t)
+    y = store.read_labels(path)
+    if y is None or y.ndim != 1:
+        logging.info("%s: %s test set, not scored", t, "unlabelled" if y is None else "multi-label")
         continue
     logits[t] = store.stack_logits(files[t], t)
     probs[t] = softmax(logits[t].astype(np.float64))

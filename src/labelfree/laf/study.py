@@ -100,7 +100,10 @@ def load_testset(inputs: SetInputs) -> tuple[np.ndarray, np.ndarray, StreamedPro
     probability of every model (m x n each).
     """
     t0 = time.perf_counter()
-    y = store.read_image_set(inputs.labels).y
+    y = store.read_labels(inputs.labels)
+    if y is None:
+        raise store.ArtefactError(f"{inputs.labels}: LaF needs labels to score its ranking; "
+                                  "this test set has none")
     if y.ndim != 1:
         raise store.ArtefactError(f"{inputs.labels}: LaF needs single-label y, got {y.shape}")
     preds, max_probs, shape = [], [], None

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 from torch import nn
 
@@ -98,7 +99,13 @@ def load_model(
     if not wpath.exists():
         raise ArtefactError(f"{wpath}: weights file not found")
     model = construct(meta)
-    state = load_file(str(wpath))
+    try:
+        state = load_file(str(wpath))
+    except (SafetensorError, OSError, ValueError) as exc:  # truncated or not safetensors
+        raise ArtefactError(
+            f"{wpath}: not a readable safetensors file ({exc}); delete it (or the model's "
+            "folder) and rerun to rebuild it"
+        ) from exc
     from labelfree.zoo.checkpoint import load_into
 
     load_into(model, state, f"{d.name} ({wpath})")

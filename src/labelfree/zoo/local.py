@@ -35,13 +35,16 @@ def train_local_zoo(
     if len(rows) != len(out_dirs):
         raise ValueError(f"zoo {zoo}: {len(rows)} rows but {len(out_dirs)} output directories")
     data = read_image_set(train_path)
+    if len(data) == 0:
+        raise ValueError(f"{train_path}: the training split of zoo {zoo} is empty (0 images); "
+                         "check the dataset's `splits`")
     multi = data.y.ndim == 2
     num_classes = int(data.y.shape[1]) if multi else int(data.y.max()) + 1
     tr, va = validation_split(data.y, val_fraction, derive_seed(base_seed, zoo, "val"))
     x_tr, y_tr, x_va, y_va = data.x[tr], data.y[tr], data.x[va], data.y[va]
     from labelfree.inference import resolve_device
 
-    dev = resolve_device(device)
+    dev = resolve_device(device, key=f"zoos.{zoo}.train_device")
     log.info(
         "zoo %s: %d local models on %s (%d train / %d val images, %d classes, %s)",
         zoo, len(rows), train_path, len(tr), len(va), num_classes, dev,
@@ -118,6 +121,10 @@ def build_bundle(
         if idset_path is None:
             raise ValueError(f"zoo {zoo}: pretrained/checkpoint models need the id test set")
         ids = read_image_set(idset_path)
+        if len(ids) == 0:  # the test set is at fault, not the models resolved against it
+            raise ValueError(f"{idset_path}: the id test set is empty (0 images); zoo {zoo} "
+                             "takes its input shape and classes from it. Check the dataset's "
+                             "`splits` and `test_split`")
         in_shape = tuple(int(s) for s in ids.x.shape[1:])
         num_classes = int(ids.y.shape[1]) if ids.y.ndim == 2 else int(ids.y.max()) + 1
         for i in other:

@@ -6,28 +6,45 @@ A prediction zoo is a folder, laid out so that a listing of it is the zoo::
     <root>/labels/<testset>.npy|.csv                     optional, (N,) int class ids
     <root>/features/<model>/<testset>.<layer>.npy        optional, (N, D) features
 
-An ``.npz`` holds its matrix under ``logits`` or ``probs`` (and may carry ``feat_<layer>``
-arrays). ``kind`` says what the matrices are: ``logits``, ``probabilities`` or ``auto``
-(probabilities when every row is non-negative and sums to 1). Probabilities enter the
-pipeline as their logarithm, so that softmax gives them back: every study that reads logits
-reads these unchanged.
+An ``.npz`` holds its matrix under ``logits`` or ``probs``. ``kind`` says what the matrices
+are: ``logits``, ``probabilities`` or ``auto`` (probabilities when every row of every file of a
+model is non-negative and sums to 1). Probabilities enter the pipeline as their logarithm, so
+that softmax gives them back: every study that reads logits reads these unchanged.
 
-Everything is validated before any job runs (:func:`scan`); each message names the file and
-the model. Reading never unpickles.
+:func:`scan` validates the whole folder before any job runs and reports every problem in one
+message, each naming the file and the model; :func:`import_model` and :func:`import_labels`
+(the workflow's import jobs) write the inference and test-set artefacts that studies read
+(labelfree.store). Reading never unpickles.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 #: Accepted array files, in order of preference when a test set has several.
 EXTENSIONS = (".npy", ".npz", ".csv")
+LABEL_EXTENSIONS = (".npy", ".csv")
 KINDS = ("auto", "logits", "probabilities")
 #: Tolerance on row sums for probabilities (float32 softmax outputs sum to 1 within ~1e-6).
 SUM_TOL = 1e-3
+#: Rows in [0, 1] whose sums miss 1 by at most this are refused under ``kind: auto`` (they are
+#: probabilities saved with too few digits, not logits).
+NEAR_TOL = 0.1
+#: Model ids as the workflow's `model` wildcard; test-set names without dots (feature files
+#: are named <testset>.<layer>.npy).
+MODEL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
+TESTSET_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_+-]*$")
+#: Bump when the scan's checks change, so cached scans made by an older version are redone.
+SCAN_VERSION = 2
 
 
 class PredictionZooError(ValueError):
@@ -36,7 +53,11 @@ class PredictionZooError(ValueError):
 
 @dataclass(frozen=True)
 class PredictionZoo:
-    """What :func:`scan` found: models, test sets, classes and rows, all checked."""
+    """What :func:`scan` found: models, test sets, classes and rows, all checked.
+
+    ``files[model][testset]`` and ``label_files[testset]`` are absolute paths;
+    ``features[model]`` lists the layers whose files exist for every test set of the model.
+    """
 
     root: Path
     models: list[str]
@@ -44,25 +65,35 @@ class PredictionZoo:
     num_classes: int
     rows: dict[str, int]
     kind: dict[str, str] = field(default_factory=dict)  # model -> logits | probabilities
-    labelled: list[str] = field(default_factory=list)
+    files: dict[str, dict[str, str]] = field(default_factory=dict)
+    label_files: dict[str, str] = field(default_factory=dict)
     features: dict[str, list[str]] = field(default_factory=dict)  # model -> layers
 
+    @property
+    def labelled(self) -> list[str]:
+        """Test sets with labels, in test-set order."""
+        return [t for t in self.testsets if t in self.label_files]
+
     def prediction_file(self, model: str, testset: str) -> Path:
-        return _find(self.root / "predictions" / model, testset)
+        return Path(self.files[model][testset])
 
     def label_file(self, testset: str) -> Path | None:
-        return _find(self.root / "labels", testset) if testset in self.labelled else None
+        return Path(self.label_files[testset]) if testset in self.label_files else None
+
+    def feature_file(self, model: str, testset: str, layer: str) -> Path:
+        return self.root / "features" / model / f"{testset}.{layer}.npy"
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "root": str(self.root)}
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> PredictionZoo:
+        return cls(**{**obj, "root": Path(obj["root"])})
 
 
-def _find(folder: Path, stem: str) -> Path:
-    hits = [folder / f"{stem}{ext}" for ext in EXTENSIONS if (folder / f"{stem}{ext}").is_file()]
-    if not hits:
-        raise PredictionZooError(f"{folder}: no {stem}{{{','.join(EXTENSIONS)}}} file")
-    if len(hits) > 1:
-        raise PredictionZooError(
-            f"{folder}: test set {stem!r} has several files {[h.name for h in hits]}; keep one"
-        )
-    return hits[0]
+# ---------------------------------------------------------------------------------------------
+# reading one file
+# ---------------------------------------------------------------------------------------------
 
 
 def read_matrix(path: str | Path) -> tuple[np.ndarray, str | None]:
@@ -91,7 +122,7 @@ def read_matrix(path: str | Path) -> tuple[np.ndarray, str | None]:
             raise PredictionZooError(f"{p}: unknown extension; use one of {EXTENSIONS}")
     except PredictionZooError:
         raise
-    except (OSError, ValueError, EOFError) as exc:
+    except Exception as exc:  # noqa: BLE001 - OSError, ValueError, BadZipFile...: name the file
         raise PredictionZooError(f"{p}: not readable as an array ({exc})") from None
     if arr.ndim != 2 or arr.shape[1] < 2:
         raise PredictionZooError(f"{p}: expected an (N, K) matrix with K >= 2, got shape {arr.shape}")
@@ -109,16 +140,21 @@ def is_probabilities(arr: np.ndarray) -> bool:
     return bool((arr >= 0).all() and np.abs(arr.sum(axis=1) - 1).max(initial=0) <= SUM_TOL)
 
 
+def check_probabilities(arr: np.ndarray, where: str) -> None:
+    """Refuse a matrix declared probabilities whose rows are negative or miss a sum of 1."""
+    if not is_probabilities(arr):
+        worst = float(np.abs(arr.sum(axis=1) - 1).max())
+        raise PredictionZooError(
+            f"{where}: declared probabilities, but rows are negative or do not sum to 1 "
+            f"(largest |sum - 1| = {worst:.3g}, tolerance {SUM_TOL})"
+        )
+
+
 def to_logits(arr: np.ndarray, kind: str, where: str) -> np.ndarray:
     """float32 logits from a validated matrix: probabilities become log-probabilities
     (softmax(log p) = p), logits pass unchanged. ``where`` names the file in errors."""
     if kind == "probabilities":
-        if not is_probabilities(arr):
-            worst = float(np.abs(arr.sum(axis=1) - 1).max())
-            raise PredictionZooError(
-                f"{where}: declared probabilities, but rows are negative or do not sum to 1 "
-                f"(largest |sum - 1| = {worst:.3g}, tolerance {SUM_TOL})"
-            )
+        check_probabilities(arr, where)
         with np.errstate(divide="ignore"):
             out = np.log(arr)
         # log 0 = -inf would poison means; the smallest float32 log-probability stands in.
@@ -132,7 +168,7 @@ def read_labels(path: str | Path, rows: int, num_classes: int) -> np.ndarray:
     try:
         y = (np.load(p, allow_pickle=False) if p.suffix == ".npy"
              else np.loadtxt(p, delimiter=",", ndmin=1))
-    except (OSError, ValueError, EOFError) as exc:
+    except Exception as exc:  # noqa: BLE001 - any reader failure: name the file
         raise PredictionZooError(f"{p}: labels not readable ({exc})") from None
     y = np.asarray(y)
     if y.ndim == 2 and 1 in y.shape:  # a single csv column or row
@@ -151,13 +187,57 @@ def read_labels(path: str | Path, rows: int, num_classes: int) -> np.ndarray:
     return y
 
 
-def scan(root: str | Path, kind: str = "auto") -> PredictionZoo:
-    """List and validate a whole prediction zoo; raise one error naming the first culprit.
+def read_feature(path: str | Path, rows: int) -> np.ndarray:
+    """(N, D) features of one model on one test set, checked for shape and finiteness."""
+    p = Path(path)
+    try:
+        f = np.load(p, allow_pickle=False)
+    except Exception as exc:  # noqa: BLE001
+        raise PredictionZooError(f"{p}: features not readable ({exc})") from None
+    if f.ndim != 2 or f.shape[0] != rows or not np.issubdtype(f.dtype, np.number):
+        raise PredictionZooError(
+            f"{p}: expected ({rows}, D) numeric features, got {f.dtype} shape {f.shape}"
+        )
+    if not np.isfinite(f).all():
+        raise PredictionZooError(f"{p}: features hold NaN or infinite values")
+    return f
 
-    Checks: the layout; every model has the same test sets; each file reads as a finite
-    (N, K) matrix; K equal across all files; N equal across models per test set; the kind
-    (declared, given, or detected per model); labels, when present, one per row in [0, K).
-    Each file is read once, here, before any job runs.
+
+# ---------------------------------------------------------------------------------------------
+# the whole folder
+# ---------------------------------------------------------------------------------------------
+
+
+def _listing(folder: Path, exts: Sequence[str]) -> dict[str, list[Path]]:
+    """stem -> files with an accepted extension (hidden files ignored)."""
+    out: dict[str, list[Path]] = {}
+    for f in sorted(folder.iterdir()):
+        if f.is_file() and f.suffix in exts and not f.name.startswith("."):
+            out.setdefault(f.stem, []).append(f)
+    return out
+
+
+def _mode(values: Sequence[int]) -> int:
+    """The most common value (ties: the first seen), the zoo's reference for K and N."""
+    return Counter(values).most_common(1)[0][0]
+
+
+def scan(
+    root: str | Path,
+    kind: str = "auto",
+    testsets: Sequence[str] | None = None,
+    features: Sequence[str] = (),
+) -> PredictionZoo:
+    """List and validate a whole prediction zoo; raise one PredictionZooError listing every
+    problem, each naming the file and the model.
+
+    Checks: the layout and names; every model has the zoo's test sets (``testsets``: the ones
+    to use, in order; default every test set of the folder); each file reads as a finite
+    (N, K) matrix; K the same in every file; N the same across models per test set; the kind
+    (declared, given, or detected per model), probabilities summing to 1; labels, when present,
+    one per row in [0, K); features readable, (N, D), finite, every layer of ``features``
+    present for every model. The zoo's K and each test set's N are the values most files
+    agree on, so the odd file out is the one named.
     """
     if kind not in KINDS:
         raise PredictionZooError(f"prediction zoo kind {kind!r}: use one of {KINDS}")
@@ -170,86 +250,200 @@ def scan(root: str | Path, kind: str = "auto") -> PredictionZoo:
         )
     models = sorted(d.name for d in pred.iterdir() if d.is_dir() and not d.name.startswith("."))
     if not models:
-        raise PredictionZooError(f"{pred}: no model folders")
-    sets: dict[str, list[str]] = {
-        m: sorted({f.stem for f in (pred / m).iterdir() if f.suffix in EXTENSIONS})
-        for m in models
-    }
-    testsets = sets[models[0]]
+        raise PredictionZooError(f"{pred}: no model folders (predictions/<model>/<testset>.npy)")
+    problems: list[str] = []
     for m in models:
-        if not sets[m]:
-            raise PredictionZooError(f"{pred / m}: model {m!r} has no prediction files")
-        if sets[m] != testsets:
-            diff = sorted(set(sets[m]) ^ set(testsets))
-            raise PredictionZooError(
-                f"{pred / m}: model {m!r} has test sets {sets[m]}, model {models[0]!r} has "
-                f"{testsets} (differ in {diff}); every model needs the same test sets"
-            )
-    num_classes: int | None = None
-    rows: dict[str, int] = {}
+        if not MODEL_ID.match(m):
+            problems.append(f"{pred / m}: model {m!r}: a model folder's name may hold only "
+                            "letters, digits and _ . + - (and starts with a letter or digit)")
+    listing = {m: _listing(pred / m, EXTENSIONS) for m in models}
+    found = sorted({t for m in models for t in listing[m]})
+    wanted = list(testsets) if testsets else found
+    if not wanted:
+        raise PredictionZooError(f"{pred}: no prediction files ({', '.join(EXTENSIONS)}) "
+                                 "in any model folder")
+    for t in wanted:
+        if not TESTSET_ID.match(t):
+            problems.append(f"{pred}: test set {t!r}: a test-set name may hold only letters, "
+                            "digits and _ + - (no dots)")
+    files: dict[str, dict[str, str]] = {m: {} for m in models}
+    for m in models:
+        absent = [t for t in wanted if t not in listing[m]]
+        if absent:
+            problems.append(f"{pred / m}: model {m!r} has no file for test set(s) {absent}; "
+                            f"every model needs the same test sets ({wanted})")
+        for t in wanted:
+            hits = listing[m].get(t, [])
+            if len(hits) > 1:
+                problems.append(f"{pred / m}: model {m!r} has several files for test set {t!r} "
+                                f"{[h.name for h in hits]}; keep one")
+            elif hits:
+                files[m][t] = str(hits[0].resolve())
+
+    shapes: dict[tuple[str, str], tuple[int, int]] = {}
+    model_kinds: dict[str, set[str]] = {m: set() for m in models}
+    for m in models:
+        for t, f in files[m].items():
+            try:
+                arr, declared = read_matrix(f)
+                k = declared or (kind if kind != "auto" else
+                                 ("probabilities" if is_probabilities(arr) else "logits"))
+                if k == "probabilities":
+                    check_probabilities(arr, f)
+                elif not declared and kind == "auto":
+                    _refuse_near_probabilities(arr, f)
+            except PredictionZooError as exc:
+                problems.append(_with_model(str(exc), m))
+                continue
+            shapes[(m, t)] = arr.shape
+            model_kinds[m].add(k)
     kinds: dict[str, str] = {}
     for m in models:
-        model_kinds = set()
-        for t in testsets:
-            path = _find(pred / m, t)
-            arr, declared = read_matrix(path)
-            if num_classes is None:
-                num_classes = arr.shape[1]
-            elif arr.shape[1] != num_classes:
-                raise PredictionZooError(
-                    f"{path}: model {m!r} has K = {arr.shape[1]} classes, the zoo has "
-                    f"{num_classes} (from {_find(pred / models[0], testsets[0])})"
-                )
-            if t in rows and arr.shape[0] != rows[t]:
-                raise PredictionZooError(
-                    f"{path}: model {m!r} has {arr.shape[0]} rows on {t!r}, model "
-                    f"{models[0]!r} has {rows[t]}; every model must score the same inputs in "
-                    "the same order"
-                )
-            rows.setdefault(t, arr.shape[0])
-            k = declared or (kind if kind != "auto" else
-                             ("probabilities" if is_probabilities(arr) else "logits"))
-            to_logits(arr, k, f"{path} (model {m!r})")  # validates declared probabilities
-            model_kinds.add(k)
-        if len(model_kinds) > 1:
-            raise PredictionZooError(
-                f"{pred / m}: model {m!r} mixes logits and probabilities across test sets; "
-                "set the zoo's kind or store one kind"
-            )
-        kinds[m] = model_kinds.pop()
-    labelled: list[str] = []
+        if len(model_kinds[m]) > 1:
+            problems.append(f"{pred / m}: model {m!r} mixes logits and probabilities across "
+                            "test sets; set the zoo's kind or store one kind")
+        kinds[m] = min(model_kinds[m]) if model_kinds[m] else "logits"
+
+    num_classes = _mode([s[1] for s in shapes.values()]) if shapes else 0
+    rows: dict[str, int] = {}
+    for t in wanted:
+        ns = [shapes[(m, t)][0] for m in models if (m, t) in shapes]
+        rows[t] = _mode(ns) if ns else 0
+    for (m, t), (n, k) in shapes.items():
+        if k != num_classes:
+            problems.append(f"{files[m][t]}: model {m!r} has K = {k} classes; the zoo's other "
+                            f"files have K = {num_classes}")
+        if n != rows[t]:
+            problems.append(f"{files[m][t]}: model {m!r} has {n} rows on test set {t!r}; the "
+                            f"other models have {rows[t]}: every model must score the same "
+                            "inputs in the same order")
+        if n == 0:
+            problems.append(f"{files[m][t]}: model {m!r}: test set {t!r} has no rows")
+
+    label_files: dict[str, str] = {}
     lab = base / "labels"
     if lab.is_dir():
-        stray = sorted({f.stem for f in lab.iterdir() if f.suffix in (".npy", ".csv")}
-                       - set(testsets))
+        labels = _listing(lab, LABEL_EXTENSIONS)
+        stray = sorted(set(labels) - set(found))
         if stray:
-            raise PredictionZooError(f"{lab}: labels for unknown test set(s) {stray}; "
-                                     f"test sets are {testsets}")
-        for t in testsets:
-            for ext in (".npy", ".csv"):
-                if (lab / f"{t}{ext}").is_file():
-                    read_labels(lab / f"{t}{ext}", rows[t], int(num_classes))
-                    labelled.append(t)
-                    break
-    features: dict[str, list[str]] = {}
+            problems.append(f"{lab}: labels for unknown test set(s) {stray}; the test sets "
+                            f"are {found}")
+        for t in wanted:
+            hits = labels.get(t, [])
+            if len(hits) > 1:
+                problems.append(f"{lab}: test set {t!r} has several label files "
+                                f"{[h.name for h in hits]}; keep one")
+            elif hits:
+                try:
+                    if num_classes:
+                        read_labels(hits[0], rows[t], num_classes)
+                    label_files[t] = str(hits[0].resolve())
+                except PredictionZooError as exc:
+                    problems.append(str(exc))
+
+    layers_of: dict[str, list[str]] = {}
     feat = base / "features"
     for m in models:
         folder = feat / m
-        if not folder.is_dir():
-            continue
-        layers = sorted({f.name.split(".")[1] for f in folder.glob("*.*.npy")})
+        layers = sorted({f.name.split(".")[1] for f in folder.glob("*.*.npy")
+                         if f.name.count(".") == 2}) if folder.is_dir() else []
+        missing_layers = [layer for layer in features if layer not in layers]
+        if missing_layers:
+            problems.append(f"{folder}: model {m!r} has no {missing_layers} features, which "
+                            "the zoo's `features` asks for")
         for layer in layers:
-            for t in testsets:
+            for t in wanted:
                 fpath = folder / f"{t}.{layer}.npy"
                 if not fpath.is_file():
-                    raise PredictionZooError(f"{fpath}: model {m!r} has {layer!r} features for "
-                                             f"some test sets but not {t!r}")
-                f = np.load(fpath, mmap_mode="r", allow_pickle=False)
-                if f.ndim != 2 or f.shape[0] != rows[t]:
-                    raise PredictionZooError(f"{fpath}: expected ({rows[t]}, D) features, got "
-                                             f"shape {f.shape}")
-        features[m] = layers
-    return PredictionZoo(base, models, testsets, int(num_classes), rows, kinds, labelled, features)
+                    problems.append(f"{fpath}: model {m!r} has {layer!r} features for some test "
+                                    f"sets but not {t!r}")
+                    continue
+                try:
+                    read_feature(fpath, rows[t])
+                except PredictionZooError as exc:
+                    problems.append(_with_model(str(exc), m))
+        layers_of[m] = layers
+
+    if problems:
+        head = f"{len(problems)} problems in prediction zoo {base}: " if len(problems) > 1 else ""
+        raise PredictionZooError(head + "; ".join(problems))
+    return PredictionZoo(base.resolve(), models, wanted, int(num_classes), rows, kinds, files,
+                         label_files, layers_of)
+
+
+def _refuse_near_probabilities(arr: np.ndarray, path: str) -> None:
+    """With ``kind: auto``, rows in [0, 1] summing to nearly but not quite 1 (rounded or
+    truncated probabilities) would silently be taken as logits: refuse them instead."""
+    worst = float(np.abs(arr.sum(axis=1) - 1).max(initial=0))
+    if (arr >= 0).all() and (arr <= 1).all() and worst <= NEAR_TOL:
+        raise PredictionZooError(
+            f"{path}: rows look like probabilities (all in [0, 1]) but do not sum to 1 "
+            f"(largest |sum - 1| = {worst:.3g}, tolerance {SUM_TOL}); renormalise them, or set "
+            "the zoo's kind (logits or probabilities) to say what they are"
+        )
+
+
+def _with_model(message: str, model: str) -> str:
+    """Insert the model after the file name of a one-file message ("<file>: ...")."""
+    path, sep, rest = message.partition(": ")
+    return f"{path}: model {model!r}: {rest}" if sep else f"{message} (model {model!r})"
+
+
+def _signature(base: Path, kind: str, testsets: Sequence[str] | None,
+               features: Sequence[str]) -> str:
+    """Hash of every file's path, size and mtime under the zoo's folders, and the arguments."""
+    h = hashlib.sha256(json.dumps([SCAN_VERSION, str(base.resolve()), kind,
+                                   list(testsets or []), list(features)]).encode())
+    for part in ("predictions", "labels", "features"):
+        folder = base / part
+        if not folder.is_dir():
+            continue
+        for f in sorted(folder.rglob("*")):
+            st = f.stat()
+            h.update(f"{f.relative_to(base)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def scan_cached(
+    root: str | Path,
+    kind: str = "auto",
+    testsets: Sequence[str] | None = None,
+    features: Sequence[str] = (),
+    cache: str | Path | None = None,
+) -> PredictionZoo:
+    """:func:`scan`, skipped when ``cache`` (a json file) holds the result of a scan of the
+    same files (paths, sizes, modification times) with the same arguments.
+
+    Parsing a workflow reads the whole folder once; later parses (dry runs, the report, cluster
+    jobs) stat the files only. Only successful scans are cached.
+    """
+    base = Path(root)
+    if cache is None:
+        return scan(base, kind, testsets, features)
+    sig = _signature(base, kind, testsets, features) if (base / "predictions").is_dir() else ""
+    cpath = Path(cache)
+    if sig and cpath.is_file():
+        try:
+            obj = json.loads(cpath.read_text())
+            if obj.get("signature") == sig:
+                return PredictionZoo.from_json(obj["zoo"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # an unreadable cache is redone
+    zoo = scan(base, kind, testsets, features)
+    if sig:
+        try:
+            cpath.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cpath.with_name(f".{cpath.name}.tmp")
+            tmp.write_text(json.dumps({"signature": sig, "zoo": zoo.to_json()}))
+            tmp.replace(cpath)
+        except OSError:
+            pass  # a read-only working directory only loses the cache
+    return zoo
+
+
+# ---------------------------------------------------------------------------------------------
+# reading the zoo and importing it into the workflow's artefacts
+# ---------------------------------------------------------------------------------------------
 
 
 def load_logits(zoo: PredictionZoo, model: str, testset: str) -> np.ndarray:
@@ -265,4 +459,76 @@ def load_labels(zoo: PredictionZoo, testset: str) -> np.ndarray | None:
 
 
 def load_features(zoo: PredictionZoo, model: str, testset: str, layer: str) -> np.ndarray:
-    return np.load(zoo.root / "features" / model / f"{testset}.{layer}.npy", allow_pickle=False)
+    return read_feature(zoo.feature_file(model, testset, layer), zoo.rows[testset])
+
+
+def _sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def import_model(
+    zoo: str,
+    model: str,
+    files: Mapping[str, str],
+    kind: str,
+    num_classes: int,
+    rows: Mapping[str, int],
+    features: Mapping[str, Mapping[str, str]],
+    infer_out: str | Path,
+    meta_out: str | Path,
+) -> dict[str, Any]:
+    """Write one model's inference artefact (every test set of ``files``, logits float32 and
+    the ``features`` layers) and its meta.json; the files are checked again against the
+    zoo's K and rows, since they may have changed since the workflow was parsed.
+
+    ``files``: test set -> prediction file; ``features``: layer -> test set -> file.
+    Returns the meta dict (source, kind, classes, each file's path and sha256).
+    """
+    from labelfree import store
+
+    sets: dict[str, dict[str, np.ndarray]] = {}
+    for t, f in files.items():
+        arr, declared = read_matrix(f)
+        where = f"{f} (model {model!r})"
+        if arr.shape != (rows[t], num_classes):
+            raise PredictionZooError(f"{where}: shape {arr.shape}, the zoo was validated with "
+                                     f"({rows[t]}, {num_classes}); rerun after fixing the file")
+        sets[t] = {"logits": to_logits(arr, declared or kind, where)}
+        for layer, by_set in features.items():
+            sets[t][layer] = read_feature(by_set[t], rows[t])
+    store.write_inference(infer_out, sets)
+    meta = {
+        "model": model,
+        "zoo": zoo,
+        "source": "predictions",
+        "kind": kind,
+        "num_classes": int(num_classes),
+        "arch": None,
+        "params": None,
+        "val_accuracy": None,
+        "testsets": {t: {"file": str(f), "sha256": _sha256(f), "rows": int(rows[t])}
+                     for t, f in files.items()},
+        "features": sorted(features),
+    }
+    store.save_json(meta, meta_out)
+    return meta
+
+
+def import_labels(
+    label_files: Mapping[str, str | None],
+    rows: Mapping[str, int],
+    num_classes: int,
+    outs: Mapping[str, str | Path],
+) -> None:
+    """Write each test set's artefact (labelfree.store.write_labels): its labels where the
+    zoo has them, else only its size. ``label_files``: test set -> label file or None."""
+    from labelfree import store
+
+    for t, out in outs.items():
+        path = label_files.get(t)
+        y = None if path is None else read_labels(path, rows[t], num_classes)
+        store.write_labels(out, y, rows[t])

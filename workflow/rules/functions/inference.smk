@@ -23,3 +23,39 @@ def inference_model_inputs(wildcards):
         "meta": f"{d}/meta.json",
         "testsets": group_testset_paths(wildcards.zoo, wildcards.group),
     }
+
+
+def pred_import_inputs(zoo, models):
+    """Every file a prediction zoo's import job reads for ``models``: predictions, features."""
+    pz = PRED_ZOOS[zoo]
+    return [pz.files[m][t] for m in models for t in pz.testsets] + [
+        str(pz.feature_file(m, t, layer))
+        for m in models
+        for layer in pz.features[m]
+        for t in pz.testsets
+    ]
+
+
+def pred_import_models(zoo, models):
+    """What the import job needs per model (files, kind, feature files), from the parse-time
+    scan, so the job reads only its own models' files."""
+    pz = PRED_ZOOS[zoo]
+    return [
+        {
+            "model": m,
+            "files": dict(pz.files[m]),
+            "kind": pz.kind[m],
+            "features": {
+                layer: {t: str(pz.feature_file(m, t, layer)) for t in pz.testsets}
+                for layer in pz.features[m]
+            },
+        }
+        for m in models
+    ]
+
+
+def pred_import_outputs(zoo, models):
+    return {
+        "infer": [infer_file(zoo, m, PRED_GROUP) for m in models],
+        "meta": [f"{model_dir(zoo, m)}/meta.json" for m in models],
+    }

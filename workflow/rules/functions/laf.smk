@@ -2,7 +2,8 @@
 
 
 def laf_zoos():
-    return list(LAF["zoos"]) or list(ZOOS)
+    """Analysed stored zoos: laf.zoos (default: every zoo) with a labelled test set."""
+    return list(LAF_ZOOS)
 
 
 def laf_analysed():
@@ -17,9 +18,10 @@ def laf_base(azoo):
 def laf_testsets(azoo):
     """Test sets of an analysed zoo (for a clone control: those of base and source both)."""
     if azoo not in LAF_CLONES:
-        return zoo_testsets(azoo)
-    src = set(zoo_testsets(LAF_CLONES[azoo]["source"]))
-    return [t for t in zoo_testsets(laf_base(azoo)) if t in src]
+        return [t for t in zoo_testsets(azoo) if t in zoo_labelled(azoo)]
+    src = set(zoo_labelled(LAF_CLONES[azoo]["source"]))
+    base = laf_base(azoo)
+    return [t for t in zoo_testsets(base) if t in src and t in zoo_labelled(base)]
 
 
 def laf_zoo_inputs(wildcards):

@@ -6,13 +6,21 @@ SCORECARD_TABLES = ("estimation", "ranking", "fewlabel", "best")
 
 
 def scorecard_zoos():
-    """Zoos that get a scorecard: config scorecard.zoos, or every zoo when it is empty."""
+    """Zoos that get a scorecard: config scorecard.zoos, or every zoo when it is empty, less
+    those without a labelled test set (scorecard.smk says which)."""
+    return list(SCORECARD_ZOOS)
+
+
+def scorecard_candidates():
     # default: every zoo that has models to compare (a one-model zoo has no ranking to score)
     return list(SCORECARD["zoos"]) or [z for z in ZOOS if len(zoo_models(z)) >= 2]
 
 
 def shift_kinds(zoo):
-    """Kind of shift of each test set: the zoo's group token it came from (`id` = source)."""
+    """Kind of shift of each test set: the zoo's group token it came from (`id` = source); in
+    a prediction zoo, `id` is the source and every other set `shifted`."""
+    if zoo in PRED_ZOOS:
+        return {t: ("source" if t == "id" else "shifted") for t in zoo_testsets(zoo)}
     return {
         t: ("source" if g == "id" else g)
         for g, sets in zoo_groups(zoo).items()
@@ -23,7 +31,7 @@ def shift_kinds(zoo):
 def scorecard_testsets(zoo):
     """The zoo's test sets the scorecard scores (config scorecard.testsets patterns)."""
     pats = SCORECARD["testsets"]
-    names = zoo_testsets(zoo)
+    names = zoo_labelled(zoo)
     return [
         t for t in names if not pats or any(fnmatch.fnmatchcase(t, p) for p in pats)
     ]

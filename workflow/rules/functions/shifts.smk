@@ -18,7 +18,13 @@ def shifts_corruption_inputs(wildcards):
 def shifts_example_datasets():
     """Datasets whose zoos run the `corruptions` or `natural` group."""
     groups = {"corruptions", "natural"}
-    return sorted({zoo_dataset(z) for z in ZOOS if groups & set(ZOOS[z]["testsets"])})
+    return sorted(
+        {
+            zoo_dataset(z)
+            for z in ZOOS
+            if z not in PRED_ZOOS and groups & set(ZOOS[z]["testsets"])
+        }
+    )
 
 
 def shifts_example_targets():

@@ -1,0 +1,142 @@
+"""Which enabled studies can run on the configured zoos (issue 14 item 4), decided at parse time.
+
+A study that cannot run on what the config gives it says so in one line and is skipped, instead
+of stopping the whole run (and the answers of every zoo) with an error:
+
+- pace, syp, alphatrim and metamorphic run on zoos built for them (a zoo listing the test-set
+  groups they create from the `id` set, with features, or trained with known seeds). They skip
+  when their zoo is a prediction zoo (no weights to run on the inputs they create), when it lacks
+  those groups or features, or when the config leaves them nothing (the study key omitted, so
+  its default zoo is not configured; no experiments; no zoos).
+- laf and scorecard rank models and score methods against labels: they skip a zoo with one
+  model or without labelled test sets (:func:`labelled_zoos`), and the study when no zoo is left.
+
+A study zoo named explicitly but absent from `zoos` stays an error (a typo), raised by the
+study's own rule file. Parse-time code: no numpy, no torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+#: Test-set groups the studies register and need their zoo to list (their rule files register
+#: the names: pace.smk, syp.smk).
+PACE_GROUPS = ("pace_mutated", "pace_generated")
+PACE_FEATURES = ("first", "penultimate")
+SYP_GROUPS = ("id", "syp_ref", "syp_meta", "syp_val")
+
+
+def _zoo_missing(study: str, zoo: str, user: Mapping[str, Any]) -> str | None:
+    """A study zoo that is not configured: a skip when the key took its default, else None
+    (the study's rule file raises its error on the explicit name)."""
+    if "zoo" in user:
+        return None
+    return (f"its zoo {zoo!r} (the default of {study}.zoo) is not configured; set {study}.zoo "
+            f"to a zoo built for it (see config/config.yaml) or {study}.enabled: false")
+
+
+def _pace(cfg: Mapping[str, Any], user: Mapping[str, Any], preds: Collection[str]) -> str | None:
+    pace, zoos = cfg["pace"], cfg["zoos"]
+    zoo = pace["zoo"]
+    if zoo not in zoos:
+        return _zoo_missing("pace", zoo, user)
+    if zoo in preds:
+        return (f"zoo {zoo!r} is a prediction zoo: PACE's experiments run its models on mutated "
+                "and adversarial inputs they create, which needs weights (the answer's "
+                "labelling plan runs PACE on any zoo)")
+    have = set(zoos[zoo]["testsets"])
+    need = [*PACE_GROUPS, "pace_pool" if pace["pool_shifts"] else "id"]
+    groups = [g for g in need if g not in have]
+    feats = [f for f in PACE_FEATURES if f not in zoos[zoo]["features"]]
+    if groups or feats:
+        return (f"zoo {zoo!r} lacks what PACE's experiments need: test sets {groups} (inputs PACE "
+                f"builds from the id set) and features {feats}; list them in zoos.{zoo}."
+                "testsets / features to run it")
+    return None
+
+
+def _syp(cfg: Mapping[str, Any], user: Mapping[str, Any], preds: Collection[str]) -> str | None:
+    syp, zoos = cfg["syp"], cfg["zoos"]
+    zoo = syp["zoo"]
+    if zoo not in zoos:
+        return _zoo_missing("syp", zoo, user)
+    if zoo in preds:
+        return (f"zoo {zoo!r} is a prediction zoo: SYP runs its models on meta-sets and "
+                "validation sets it builds from images, which needs weights")
+    have = set(zoos[zoo]["testsets"])
+    groups = [g for g in (*SYP_GROUPS, *(["syp_rot"] if syp["rotation"] else [])) if g not in have]
+    feats = [] if "penultimate" in zoos[zoo]["features"] else ["penultimate"]
+    if groups or feats:
+        return (f"zoo {zoo!r} lacks what SYP needs: test sets {groups} (meta-sets and validation "
+                f"sets SYP builds from the dataset) and features {feats}; list them in "
+                f"zoos.{zoo}.testsets / features to run it")
+    return None
+
+
+def _alphatrim(cfg: Mapping[str, Any], user: Mapping[str, Any],
+               preds: Collection[str]) -> str | None:
+    exps = cfg["alphatrim"]["experiments"]
+    if not exps:
+        return ("no experiments are configured (alphatrim.experiments); the study trains its "
+                "own seed-varied zoos (config/config.yaml has examples)")
+    for name, e in exps.items():
+        data = e.get("data", {})
+        used = [data.get("zoo", "")] + list((data.get("zoos") or {}).values())
+        bad = [z for z in used if z in preds]
+        if bad:
+            return (f"experiment {name!r} uses prediction zoo(s) {bad}: the study needs models "
+                    "trained with known seeds (and a backbone's weights), not arrays")
+    return None
+
+
+def _metamorphic(cfg: Mapping[str, Any], user: Mapping[str, Any],
+                 preds: Collection[str]) -> str | None:
+    zoos = cfg["metamorphic"]["zoos"]
+    if not zoos:
+        return ("no zoos are configured (metamorphic.zoos); the study runs models on follow-up "
+                "images it renders from DigitScenes or annotated datasets")
+    bad = [z for z in zoos if z in preds]
+    if bad:
+        return (f"zoo(s) {bad} are prediction zoos: the study runs models on follow-up images "
+                "it renders, which needs weights")
+    return None
+
+
+CHECKS = {"pace": _pace, "syp": _syp, "alphatrim": _alphatrim, "metamorphic": _metamorphic}
+
+
+def fixed_zoo_skips(
+    cfg: Mapping[str, Any], user_cfg: Mapping[str, Any], prediction_zoos: Collection[str]
+) -> dict[str, str]:
+    """study -> one-line reason, for every enabled study of CHECKS that cannot run.
+
+    ``cfg``: the validated config (defaults filled); ``user_cfg``: the config as the user wrote
+    it (which keys were given); ``prediction_zoos``: names of the prediction zoos.
+    """
+    out = {}
+    for study, check in CHECKS.items():
+        if not cfg[study]["enabled"]:
+            continue
+        reason = check(cfg, user_cfg.get(study) or {}, prediction_zoos)
+        if reason:
+            out[study] = reason
+    return out
+
+
+def labelled_zoos(
+    zoos: list[str], labelled: Mapping[str, list[str]], n_models: Mapping[str, int], study: str
+) -> tuple[list[str], dict[str, str]]:
+    """(zoos laf or the scorecard can score, zoo -> reason for the others): they rank two or
+    more models and score against labels. ``labelled``: zoo -> its labelled test sets."""
+    keep, skip = [], {}
+    for z in zoos:
+        if n_models.get(z, 0) < 2:
+            skip[z] = (f"zoo {z!r} has {n_models.get(z, 0)} model(s); {study} compares rankings "
+                       "of two or more")
+        elif not labelled.get(z):
+            skip[z] = (f"zoo {z!r} has no labelled test set; {study} scores methods against "
+                       "labels (the answer still ranks and estimates without them)")
+        else:
+            keep.append(z)
+    return keep, skip
