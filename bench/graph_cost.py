@@ -8,7 +8,7 @@ Cases (each a fresh `snakemake --dry-run` process in a scratch directory):
 - noop: config/config.yaml with every output present (empty files made from `--summary`, then
   `--touch` in job order), i.e. the check a rerun with nothing to do makes;
 - paper_laf: config/paper/laf-cifar10.yaml (30 models, one per job in this tree);
-- zoo10k: config/smoke.yaml with the `digits` zoo replaced by 10,000 MLPs (a grid of seeds), one
+- zoo10k: .test/config/config.yaml (the smoke config) with the `digits` zoo replaced by 10,000 MLPs (a grid of seeds), one
   model per job in this tree (`bundle: model`); the baseline has one job per zoo.
 
 For every case: wall time, CPU time (user + sys of the snakemake process and its children) and
@@ -72,7 +72,9 @@ def _create_outputs(base: list[str], work: Path, env: dict[str, str]) -> None:
 
 
 def _zoo10k_config(tree: Path, out: Path, per_model: bool) -> Path:
-    cfg = yaml.safe_load((tree / "config" / "smoke.yaml").read_text())
+    # the smoke config: .test/config/config.yaml since it moved there, config/smoke.yaml before
+    smoke = tree / ".test" / "config" / "config.yaml"
+    cfg = yaml.safe_load((smoke if smoke.exists() else tree / "config" / "smoke.yaml").read_text())
     cfg["zoos"]["digits"]["grid"] = [
         {"arch": "mlp", "width": 16, "epochs": 1, "batch_size": 32, "seed": list(range(10_000))}
     ]

@@ -12,9 +12,9 @@ def _schema(repo_root):
     return repo_root / "config" / "schema.yaml"
 
 
-@pytest.mark.parametrize("name", ["config.yaml", "smoke.yaml"])
+@pytest.mark.parametrize("name", ["config/config.yaml", ".test/config/config.yaml"])
 def test_shipped_configs_validate(repo_root, name):
-    cfg = yaml.safe_load((repo_root / "config" / name).read_text())
+    cfg = yaml.safe_load((repo_root / name).read_text())
     out = validate_config(cfg, _schema(repo_root))
     assert out["inference"]["batch_size"] >= 1
     assert set(out["shifts"]["severities"]) <= {1, 2, 3, 4, 5}

@@ -19,9 +19,11 @@ ONE_ZOO = {"datasets": {"digits": {"source": "digits"}},
                              "grid": [{"arch": "mlp"}]}}}
 
 
-@pytest.mark.parametrize("name", ["config.yaml", "smoke.yaml", "small-scale.yaml"])
+@pytest.mark.parametrize(
+    "name", ["config/config.yaml", ".test/config/config.yaml", "config/small-scale.yaml"]
+)
 def test_shipped_configs_skip_nothing(repo_root, name):
-    user = yaml.safe_load((repo_root / "config" / name).read_text())
+    user = yaml.safe_load((repo_root / name).read_text())
     assert fixed_zoo_skips(_cfg(repo_root, user), user, set()) == {}
 
 

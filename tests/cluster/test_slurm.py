@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from labelfree.store import read_table
-from tests.workflow.runner import REPO, run_snakemake, snakemake_cmd
+from tests.workflow.runner import REPO, SMOKE_CONFIG, run_snakemake, snakemake_cmd
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
@@ -57,7 +57,7 @@ def _overlapping_pairs(spans: dict[str, tuple[str, str]]) -> list[tuple[str, str
 def test_models_train_in_parallel_via_slurm_and_tables_equal_local(smoke_run, tmp_path):
     """Two slots: two models of one zoo train at once (overlapping start/end in sacct), and their
     weights and accuracy rows equal the local run's (where the zoo trained in one job)."""
-    cfg = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    cfg = yaml.safe_load(SMOKE_CONFIG.read_text())
     digits = cfg["zoos"]["digits"]
     digits.update(bundle="model", testsets=["id"])
     digits["grid"] = [row for row in digits["grid"] if row["arch"] == "mlp"]

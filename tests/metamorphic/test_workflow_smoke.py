@@ -1,6 +1,6 @@
 """The study end to end on the smoke and the default configuration (spec 7.4, issue 13).
 
-Smoke (config/smoke.yaml): tiny, mostly near-chance models, so checks A-F are computed but only
+Smoke (.test/config/config.yaml): tiny, mostly near-chance models, so checks A-F are computed but only
 the oracle-only part of F is asserted (every invalid flag comes from a defect scene).
 
 Default (config/config.yaml, `mm_report` only, about 3 min on 2 cores): the hard checks of spec

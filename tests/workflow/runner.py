@@ -12,12 +12,15 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+#: The smoke configuration (the same graph as config/config.yaml, tiny), where the Snakemake
+#: workflow catalog expects a test config: .test/config/config.yaml.
+SMOKE_CONFIG = REPO / ".test" / "config" / "config.yaml"
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 
 
 def snakemake_cmd(workdir: Path, *args: str, configfile: Path | None = None) -> list[str]:
     """The snakemake command line for ``workdir`` with the smoke config unless told otherwise."""
-    cfg = configfile or REPO / "config" / "smoke.yaml"
+    cfg = configfile or SMOKE_CONFIG
     exe = SNAKEMAKE if Path(SNAKEMAKE).exists() else shutil.which("snakemake") or "snakemake"
     return [
         exe, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir),

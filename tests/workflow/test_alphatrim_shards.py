@@ -22,11 +22,11 @@ import numpy as np
 import pytest
 import yaml
 
-from tests.workflow.runner import REPO, run_snakemake
+from tests.workflow.runner import SMOKE_CONFIG, run_snakemake
 
 pytestmark = pytest.mark.slow
 
-SMOKE = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+SMOKE = yaml.safe_load(SMOKE_CONFIG.read_text())
 EXPERIMENTS = ("digits", "synthetic")
 TABLES = ("runs.csv", "per_model.csv", "ensembles.csv", "summary.json")
 TARGETS = [f"results/alphatrim/raw/{e}/{t}" for e in EXPERIMENTS for t in TABLES]

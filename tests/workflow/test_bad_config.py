@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.workflow.runner import REPO, run_snakemake
+from tests.workflow.runner import SMOKE_CONFIG, run_snakemake
 
-SMOKE = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+SMOKE = yaml.safe_load(SMOKE_CONFIG.read_text())
 FIRST_ZOO = next(iter(SMOKE["zoos"]))
 FIRST_DATASET = next(iter(SMOKE["datasets"]))
 

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 import yaml
 
-from tests.workflow.runner import REPO, run_snakemake
+from tests.workflow.runner import SMOKE_CONFIG, run_snakemake
 
 pytestmark = pytest.mark.slow
 
-SMOKE = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+SMOKE = yaml.safe_load(SMOKE_CONFIG.read_text())
 ZOO = next(iter(SMOKE["zoos"]))
 DATASET = SMOKE["zoos"][ZOO]["dataset"]
 

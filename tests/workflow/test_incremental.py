@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.workflow.runner import REPO, run_snakemake
+from tests.workflow.runner import SMOKE_CONFIG, run_snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -36,7 +36,7 @@ REMOVED_MODEL = "mlp-w16-adam-e8-f1-s0"
 
 def _config(tmp: Path, name: str, rows: list[dict], testsets: tuple[str, ...] = ("id",)) -> Path:
     """The smoke config with the digits zoo at one model per job, the given rows and sets."""
-    cfg = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    cfg = yaml.safe_load(SMOKE_CONFIG.read_text())
     cfg["zoos"]["digits"].update(bundle="model", grid=rows, testsets=list(testsets))
     path = tmp / f"{name}.yaml"
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.workflow.runner import REPO, result_tables, run_snakemake, snakemake_cmd
+from tests.workflow.runner import SMOKE_CONFIG, result_tables, run_snakemake, snakemake_cmd
 
 pytestmark = pytest.mark.slow
 
@@ -49,7 +49,7 @@ def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(smoke_run, tmp_p
     byte for byte, so one second run of the graph checks determinism, resumption and bundling
     together (a separate second clean run cost the suite about 4 minutes; issue 22 item 4).
     """
-    cfg = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
+    cfg = yaml.safe_load(SMOKE_CONFIG.read_text())
     for zoo in ("laf_tight", "laf_spread"):
         cfg["zoos"][zoo]["bundle"] = "model"
     cfg_path = tmp_path / "per-model.yaml"
@@ -82,7 +82,7 @@ def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(smoke_run, tmp_p
         proc.wait()
     kept = finished()
     assert kept, "no finished model to keep"
-    n_models = 6  # laf_tight in config/smoke.yaml
+    n_models = 6  # laf_tight in .test/config/config.yaml
     assert len({p.parent for p in kept}) < n_models, "every model was already trained"
     run_snakemake(work, "--unlock", configfile=cfg_path)
     run_snakemake(work, "--rerun-incomplete", configfile=cfg_path)

@@ -76,4 +76,4 @@ def test_summary_gathers_every_study_checks(smoke_run):
     assert studies == {"laf", "pace", "syp", "alphatrim", "metamorphic"}
     assert table["holds"].notna().all() and (table["machine"].str.len() > 0).all()
     md = (smoke_run / "results" / "summary.md").read_text()
-    assert md.startswith("<!-- summary:begin -->") and "config/smoke.yaml" in md
+    assert md.startswith("<!-- summary:begin -->") and ".test/config/config.yaml" in md
