@@ -9,8 +9,9 @@ test set at a time through labelfree.store) or calls :func:`predict` on inputs i
   bare ``model.eval()`` loop with the same batch size.
 - Features: ``first`` (output of the first parameterised layer) and ``penultimate`` (input of the
   classifier head), captured with forward hooks (labelfree.zoo.arch.feature_points).
-- Speed: each batch is converted from uint8 on the device (only bytes cross the bus), with no
-  per-call work beyond the bare loop's (bench/inference_throughput.py compares the two).
+- Speed: each batch is converted from uint8 on the device (only bytes cross the bus) in one pass
+  into a reused buffer, and outputs are written into preallocated arrays
+  (bench/inference_vs_bare.py compares the whole path with a bare loop on ready tensors).
 """
 
 from __future__ import annotations
@@ -30,9 +31,13 @@ from tqdm import tqdm
 from labelfree.store import ImageSet, read_image_set, write_inference
 from labelfree.zoo.arch import FEATURES, feature_points
 from labelfree.zoo.io import load_model
-from labelfree.zoo.preprocess import preprocess
+from labelfree.zoo.preprocess import FUSED_KINDS, preprocess
 
 log = logging.getLogger(__name__)
+
+#: Feature dtypes :func:`predict` can return, with their numpy equivalents.
+_NUMPY = {torch.float32: np.float32, torch.float16: np.float16}
+
 
 class InferenceError(ValueError):
     """Bad inference arguments (unknown feature, device), naming the value at fault."""
@@ -51,26 +56,37 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
     return torch.device(device)
 
 
-def _input_channels(model: nn.Module, x: np.ndarray) -> int:
-    """Channels the model expects: the first 4-d weight's input channels, else the images'."""
-    for p in model.parameters():
-        if p.ndim == 4:
-            return int(p.shape[1])
-        break
+def _input_channels(first: torch.Tensor | None, x: np.ndarray) -> int:
+    """Channels the model expects: its first parameter's input channels if that is a 4-d
+    (convolution) weight, else the images'."""
+    if first is not None and first.ndim == 4:
+        return int(first.shape[1])
     return int(x.shape[3])
+
+
+def _eval(model: nn.Module) -> None:
+    """``model.eval()``, skipped when no module is in training mode (it costs tens of us)."""
+    if any(m.training for m in model.modules()):
+        model.eval()
 
 
 @contextlib.contextmanager
 def _hooks(
-    model: nn.Module, features: Sequence[str], sink: dict[str, list[torch.Tensor]]
+    model: nn.Module, features: Sequence[str], seen: dict[str, torch.Tensor]
 ) -> Iterator[None]:
+    """Forward (pre-)hooks that keep a reference to each named feature of the current batch."""
     points = feature_points(model) if features else {}
     handles = []
     for name in features:
         module, where = points[name]
 
-        def grab(t: torch.Tensor, name: str = name) -> None:
-            sink[name].append(t.detach().flatten(1))
+        def grab(t: torch.Tensor, name: str = name, owner: str = type(module).__name__) -> None:
+            if name in seen:
+                raise InferenceError(
+                    f"feature {name!r}: {owner} ran more than once in one forward "
+                    "pass, so the feature is not one row per input"
+                )
+            seen[name] = t
 
         if where == "output":
             handles.append(module.register_forward_hook(lambda m, i, o, g=grab: g(o)))
@@ -83,6 +99,21 @@ def _hooks(
             h.remove()
 
 
+def _store(
+    outs: dict[str, torch.Tensor], name: str, t: torch.Tensor, n: int, rows: slice,
+    flat: bool, dtype: torch.dtype = torch.float32,
+) -> None:
+    """Copy batch result ``t`` into rows ``rows`` of the output ``outs[name]`` (N, ...).
+
+    The output (``dtype``) is allocated at the first batch, on ``t``'s device; ``flat`` stores
+    (N, D). The copy casts (float16 by IEEE round-to-nearest-even, as numpy's ``astype``).
+    """
+    t = t.detach().flatten(1) if flat else t.detach()
+    if name not in outs:
+        outs[name] = torch.empty((n, *t.shape[1:]), dtype=dtype, device=t.device)
+    outs[name][rows].copy_(t)
+
+
 def predict(
     model: nn.Module,
     x: np.ndarray,
@@ -92,51 +123,66 @@ def predict(
     features: Sequence[str] = (),
     amp: bool = True,
     progress: Any = None,
+    feature_dtype: torch.dtype = torch.float32,
 ) -> dict[str, np.ndarray]:
     """Run ``model`` on uint8 NHWC images ``x``; return ``{"logits": (N, K) float32, name: (N, D)}``.
 
-    ``features`` names feature points (``first``, ``penultimate``); each comes back flattened as
-    float32 (N, D). The model is put in eval mode and moved to ``device``. ``progress``: an
-    optional tqdm bar advanced by the number of images.
+    ``features`` names feature points (``first``, ``penultimate``); each comes back flattened
+    (N, D) as ``feature_dtype`` (float16 for the artefacts: the same values as casting the
+    float32 features with numpy), with the values the layer holds at the end of the forward
+    pass (as a reference kept to it would show). The model is put in eval mode and moved to
+    ``device``. ``progress``: an optional tqdm bar advanced by the number of images.
+
+    Speed (bench/inference_vs_bare.py): each batch is cast, transposed and scaled in one pass
+    into one input buffer reused for every batch, and each batch's logits and features are
+    copied at once into preallocated outputs, so the allocator reuses the model's activations
+    and no list of batches is concatenated at the end.
     """
     unknown = [f for f in features if f not in FEATURES]
     if unknown:
         raise InferenceError(f"unknown feature(s) {unknown}; known: {FEATURES}")
     if batch_size < 1:
         raise InferenceError(f"batch_size={batch_size} must be >= 1")
+    if feature_dtype not in _NUMPY:
+        raise InferenceError(f"feature_dtype={feature_dtype}; use torch.float32 or torch.float16")
     if x.ndim != 4:
         raise InferenceError(f"images must be (N, H, W, C) uint8, got shape {x.shape}")
     dev = resolve_device(device)
-    model.eval()
+    _eval(model)
     first = next(model.parameters(), None)
     if first is not None and first.device != dev:
         model.to(dev)
-    channels = _input_channels(model, x)
-    use_amp = bool(amp) and dev.type == "cuda"
     n = len(x)
-    sink: dict[str, list[torch.Tensor]] = {f: [] for f in features}
-    logits: list[torch.Tensor] = []
+    if not n:
+        empty = np.zeros((0, 0), np.float32)
+        return {"logits": empty, **{f: empty.astype(_NUMPY[feature_dtype]) for f in features}}
+    channels = _input_channels(first, x)
+    use_amp = bool(amp) and dev.type == "cuda"
+    xt = x if isinstance(x, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(x))
+    buf = None
+    if not xt.is_floating_point() and preprocessing in FUSED_KINDS:
+        h, w = int(xt.shape[1]), int(xt.shape[2])
+        buf = torch.empty((min(batch_size, n), channels, h, w), dtype=torch.float32, device=dev)
+    seen: dict[str, torch.Tensor] = {}
+    outs: dict[str, torch.Tensor] = {}
     autocast = (
         torch.autocast(device_type="cuda", dtype=torch.float16) if use_amp else contextlib.nullcontext()
     )
-    with torch.inference_mode(), autocast, _hooks(model, features, sink):
+    with torch.inference_mode(), autocast, _hooks(model, features, seen):
         for b0 in range(0, n, batch_size):
-            xb = preprocess(x[b0 : b0 + batch_size], preprocessing, channels=channels, device=dev)
-            logits.append(model(xb))
+            rows = slice(b0, min(b0 + batch_size, n))
+            k = rows.stop - b0
+            xb = preprocess(
+                xt[rows], preprocessing, channels=channels, device=dev,
+                out=None if buf is None else buf[:k],
+            )
+            _store(outs, "logits", model(xb), n, rows, flat=False)
+            for f in features:
+                _store(outs, f, seen[f], n, rows, flat=True, dtype=feature_dtype)
+            seen.clear()
             if progress is not None:
-                progress.update(len(xb))
-    out = {"logits": _gather(logits)}
-    for f in features:
-        out[f] = _gather(sink[f])
-    if not n:
-        out["logits"] = np.zeros((0, 0), np.float32)
-    return out
-
-
-def _gather(parts: list[torch.Tensor]) -> np.ndarray:
-    if not parts:
-        return np.zeros((0, 0), np.float32)
-    return torch.cat(parts).float().cpu().numpy()
+                progress.update(k)
+    return {name: t.cpu().numpy() for name, t in outs.items()}
 
 
 def predict_dir(
@@ -206,11 +252,13 @@ def infer_group(
         for mdir, out in zip(model_dirs, out_paths, strict=True):
             model, meta = load_model(mdir, dev)
             prep = meta.get("preprocessing", "scale01")
-            bar.set_description(f"inference {meta.get('model', Path(mdir).name)}")
+            bar.set_description(f"inference {meta.get('model', Path(mdir).name)}", refresh=False)
             sets: dict[str, dict[str, np.ndarray]] = {}
             for j, (name, _) in enumerate(testsets):
                 ts = testset(j)
-                res = predict(model, ts.x, prep, batch_size, dev, features, amp)
+                res = predict(
+                    model, ts.x, prep, batch_size, dev, features, amp, feature_dtype=torch.float16
+                )
                 k = int(meta.get("num_classes") or res["logits"].shape[1])
                 if res["logits"].shape[1] != k:
                     raise InferenceError(
