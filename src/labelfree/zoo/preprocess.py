@@ -145,7 +145,7 @@ def preprocess(
     t = torch.from_numpy(np.ascontiguousarray(x)) if isinstance(x, np.ndarray) else x
     if t.ndim != 4:
         raise PreprocessError(f"preprocess expects (N, H, W, C) images, got shape {tuple(t.shape)}")
-    if device is not None:
+    if device is not None and t.device != torch.device(device):
         t = t.to(device, non_blocking=True)
     t = t.permute(0, 3, 1, 2)
     if channels is not None and t.shape[1] != channels:
