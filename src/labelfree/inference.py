@@ -17,9 +17,10 @@ test set at a time through labelfree.store) or calls :func:`predict` on inputs i
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from torch import nn
 from tqdm import tqdm
 
 from labelfree.store import ImageSet, read_image_set, write_inference
-from labelfree.zoo.arch import FEATURES, feature_points
+from labelfree.zoo.arch import FEATURES, MLP, CNNTiny, LeNet, ResNet, feature_points
 from labelfree.zoo.io import load_model
 from labelfree.zoo.preprocess import FUSED_KINDS, preprocess
 
@@ -70,32 +71,70 @@ def _eval(model: nn.Module) -> None:
         model.eval()
 
 
-@contextlib.contextmanager
-def _hooks(
-    model: nn.Module, features: Sequence[str], seen: dict[str, torch.Tensor]
-) -> Iterator[None]:
-    """Forward (pre-)hooks that keep a reference to each named feature of the current batch."""
-    points = feature_points(model) if features else {}
-    handles = []
-    for name in features:
-        module, where = points[name]
+#: Local architectures apply no in-place operation to a feature point's tensor after its layer
+#: ran (tests/inference/test_bare_loop.py checks it), so their features are copied inside the
+#: hook and the activation is freed when a bare loop would free it. Holding it to the end of the
+#: forward pass shifts glibc's allocations enough that it returns and re-faults memory every
+#: batch (bench/inference_vs_bare.py, "features" column).
+_COPY_IN_HOOK = (MLP, LeNet, ResNet, CNNTiny)
 
-        def grab(t: torch.Tensor, name: str = name, owner: str = type(module).__name__) -> None:
-            if name in seen:
-                raise InferenceError(
-                    f"feature {name!r}: {owner} ran more than once in one forward "
-                    "pass, so the feature is not one row per input"
-                )
-            seen[name] = t
 
-        if where == "output":
-            handles.append(module.register_forward_hook(lambda m, i, o, g=grab: g(o)))
+class _Features:
+    """Forward (pre-)hooks that write each named feature of a batch into rows of its output.
+
+    Models of :data:`_COPY_IN_HOOK` are copied inside the hook; any other model's feature is
+    kept by reference and copied after the forward pass (:meth:`flush`), so it holds the
+    layer's values at the end of the pass, after in-place operations such as torchvision's
+    ``ReLU(inplace=True)``.
+    """
+
+    def __init__(
+        self, model: nn.Module, features: Sequence[str], n: int, dtype: torch.dtype
+    ) -> None:
+        self.features, self.n, self.dtype = tuple(features), n, dtype
+        self.outs: dict[str, torch.Tensor] = {}
+        self.rows = slice(0, 0)
+        self.early = type(model) in _COPY_IN_HOOK
+        self.kept: dict[str, torch.Tensor] = {}
+        self.got: set[str] = set()
+        self.handles = []
+        points = feature_points(model) if features else {}
+        for name in features:
+            module, where = points[name]
+            grab = functools.partial(self.grab, name, type(module).__name__)
+            if where == "output":
+                self.handles.append(module.register_forward_hook(lambda m, i, o, g=grab: g(o)))
+            else:
+                self.handles.append(module.register_forward_pre_hook(lambda m, i, g=grab: g(i[0])))
+
+    def grab(self, name: str, owner: str, t: torch.Tensor) -> None:
+        if name in self.got:
+            raise InferenceError(
+                f"feature {name!r}: {owner} ran more than once in one forward pass, so the "
+                "feature is not one row per input"
+            )
+        self.got.add(name)
+        if self.early:
+            _store(self.outs, name, t, self.n, self.rows, flat=True, dtype=self.dtype)
         else:
-            handles.append(module.register_forward_pre_hook(lambda m, i, g=grab: g(i[0])))
-    try:
-        yield
-    finally:
-        for h in handles:
+            self.kept[name] = t
+
+    def start(self, rows: slice) -> None:
+        """Before the forward pass of the batch that fills ``rows``."""
+        self.rows = rows
+        self.got.clear()
+
+    def flush(self) -> None:
+        """After the forward pass: copy kept features; every feature must have been seen."""
+        missing = [f for f in self.features if f not in self.got]
+        if missing:
+            raise InferenceError(f"feature(s) {missing}: the layer did not run in the forward pass")
+        for name, t in self.kept.items():
+            _store(self.outs, name, t, self.n, self.rows, flat=True, dtype=self.dtype)
+        self.kept.clear()
+
+    def remove(self) -> None:
+        for h in self.handles:
             h.remove()
 
 
@@ -108,8 +147,8 @@ def _store(
     The output (``dtype``) is allocated at the first batch, on ``t``'s device; ``flat`` stores
     (N, D). The copy casts (float16 by IEEE round-to-nearest-even, as numpy's ``astype``).
     On the CPU numpy allocates it: numpy asks the kernel for transparent huge pages for large
-    arrays, so first writes into a fresh output of tens of MB fault 2 MB pages, not 4 kB ones
-    (a fifth of the time with ``torch.empty`` on the bench machine; bench/inference_vs_bare.py).
+    arrays, so the first writes into a fresh output of tens of MB fault 2 MB pages, not 4 kB
+    ones (far fewer page faults than with ``torch.empty``).
     """
     t = t.flatten(1) if flat else t  # predict runs under inference_mode: nothing to detach
     if name not in outs:
@@ -170,25 +209,28 @@ def predict(
     if not xt.is_floating_point() and preprocessing in FUSED_KINDS:
         h, w = int(xt.shape[1]), int(xt.shape[2])
         buf = torch.empty((min(batch_size, n), channels, h, w), dtype=torch.float32, device=dev)
-    seen: dict[str, torch.Tensor] = {}
     outs: dict[str, torch.Tensor] = {}
     autocast = (
         torch.autocast(device_type="cuda", dtype=torch.float16) if use_amp else contextlib.nullcontext()
     )
-    with torch.inference_mode(), autocast, _hooks(model, features, seen):
-        for b0 in range(0, n, batch_size):
-            rows = slice(b0, min(b0 + batch_size, n))
-            k = rows.stop - b0
-            xb = preprocess(
-                xt[rows], preprocessing, channels=channels, device=dev,
-                out=None if buf is None else buf[:k],
-            )
-            _store(outs, "logits", model(xb), n, rows, flat=False)
-            for f in features:
-                _store(outs, f, seen[f], n, rows, flat=True, dtype=feature_dtype)
-            seen.clear()
-            if progress is not None:
-                progress.update(k)
+    feats = _Features(model, features, n, feature_dtype)
+    try:
+        with torch.inference_mode(), autocast:
+            for b0 in range(0, n, batch_size):
+                rows = slice(b0, min(b0 + batch_size, n))
+                k = rows.stop - b0
+                xb = preprocess(
+                    xt[rows], preprocessing, channels=channels, device=dev,
+                    out=None if buf is None else buf[:k],
+                )
+                feats.start(rows)
+                _store(outs, "logits", model(xb), n, rows, flat=False)
+                feats.flush()
+                if progress is not None:
+                    progress.update(k)
+    finally:
+        feats.remove()
+    outs.update((f, feats.outs[f]) for f in features)
     return {name: t.cpu().numpy() for name, t in outs.items()}
 
 

@@ -19,6 +19,7 @@ from torch import nn
 from labelfree.inference import InferenceError, infer_group, predict
 from labelfree.store import read_features, read_logits, write_image_set
 from labelfree.zoo import build_model, save_model
+from labelfree.zoo.arch import ARCHS, FEATURES, feature_points
 from labelfree.zoo.preprocess import NORMALISATIONS, PreprocessError, preprocess
 
 
@@ -95,6 +96,28 @@ def test_a_feature_holds_the_layers_value_at_the_end_of_the_forward_pass():
     expected = expected.numpy()
     np.testing.assert_array_equal(out["first"], expected)
     assert (out["first"] >= 0).all() and (out["first"] == 0).any()
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_local_features_copied_in_the_hook_equal_their_values_at_the_end_of_the_pass(arch):
+    # predict copies a local model's features inside the hook (the activation is then freed as
+    # in a bare loop); that is right only while no later in-place operation touches them.
+    x = np.random.default_rng(3).integers(0, 256, (40, 8, 8, 3), dtype=np.uint8)
+    torch.manual_seed(0)
+    model = build_model(arch, (8, 8, 3), 5, 4, 2).eval()
+    got = predict(model, x, batch_size=16, device="cpu", features=FEATURES)
+    kept: dict[str, list[torch.Tensor]] = {f: [] for f in FEATURES}
+    (first, _), (head, _) = feature_points(model)["first"], feature_points(model)["penultimate"]
+    handles = [first.register_forward_hook(lambda m, i, o: kept["first"].append(o)),
+               head.register_forward_pre_hook(lambda m, i: kept["penultimate"].append(i[0]))]
+    t = ready_tensor(x)
+    with torch.inference_mode():
+        for s in range(0, len(t), 16):
+            model(t[s : s + 16])
+    for h in handles:
+        h.remove()
+    for f in FEATURES:  # the references, read after every pass ended
+        np.testing.assert_array_equal(got[f], torch.cat([k.flatten(1) for k in kept[f]]).numpy())
 
 
 def test_a_feature_layer_run_twice_in_one_pass_is_an_error():
