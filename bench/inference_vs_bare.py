@@ -121,7 +121,7 @@ def machine() -> dict[str, Any]:
         out = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True)
         return out.stdout.strip()
 
-    dirty = bool(git("status", "--porcelain", "--", "src", "bench"))
+    dirty = bool(git("status", "--porcelain", "--", "src", "bench/*.py"))
     return {
         "cpu": cpu,
         "cores": os.cpu_count(),

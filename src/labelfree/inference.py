@@ -9,9 +9,10 @@ test set at a time through labelfree.store) or calls :func:`predict` on inputs i
   bare ``model.eval()`` loop with the same batch size.
 - Features: ``first`` (output of the first parameterised layer) and ``penultimate`` (input of the
   classifier head), captured with forward hooks (labelfree.zoo.arch.feature_points).
-- Speed: each batch is converted from uint8 on the device (only bytes cross the bus) in one pass
-  into a reused buffer, and outputs are written into preallocated arrays
-  (bench/inference_vs_bare.py compares the whole path with a bare loop on ready tensors).
+- Speed: each batch is converted from uint8 on the device (only bytes cross the bus) by one
+  cast-and-transpose copy into a reused buffer, scaled in place; outputs are written into
+  preallocated arrays (bench/inference_vs_bare.py compares the whole path with a bare loop on
+  ready tensors).
 """
 
 from __future__ import annotations
@@ -179,10 +180,11 @@ def predict(
     pass (as a reference kept to it would show). The model is put in eval mode and moved to
     ``device``. ``progress``: an optional tqdm bar advanced by the number of images.
 
-    Speed (bench/inference_vs_bare.py): each batch is cast, transposed and scaled in one pass
-    into one input buffer reused for every batch, and each batch's logits and features are
-    copied at once into preallocated outputs, so the allocator reuses the model's activations
-    and no list of batches is concatenated at the end.
+    Speed (bench/inference_vs_bare.py): each batch is cast and transposed by one copy into
+    one input buffer reused for every batch and scaled in place there; each batch's logits and
+    features are copied into preallocated outputs (features of local architectures inside the
+    hook), so the allocator reuses the model's activations and nothing is concatenated at the
+    end.
     """
     unknown = [f for f in features if f not in FEATURES]
     if unknown:

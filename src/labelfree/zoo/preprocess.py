@@ -16,8 +16,8 @@ Every tensor that enters a model leaves through :func:`standard_nchw`: NHWC -> N
 ``permute`` gives strides that PyTorch also reads as channels_last (with C = 1 the permuted
 tensor even counts as contiguous, so ``.contiguous()`` returns it unchanged), and oneDNN then
 takes its channels_last convolution kernels, whose backward pass corrupts the heap on CPUs
-without AVX-512 (torch 2.15; issue 22, pytorch issue 120211). Integer images converted in one
-pass (:func:`_convert`) are written into a tensor allocated with those fresh strides.
+without AVX-512 (torch 2.15; issue 22, pytorch issue 120211). Integer images converted by
+:func:`_convert` are written into a tensor allocated with those fresh strides.
 """
 
 from __future__ import annotations
@@ -78,16 +78,17 @@ def _contiguous_strides(shape: torch.Size | tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-#: Kinds whose integer input is converted by :func:`_convert` in one pass.
+#: Kinds whose integer input :func:`_convert` casts, transposes and scales into one buffer.
 FUSED_KINDS = ("scale01", "center", *NORMALISATIONS)
 
 
 def _convert(t: torch.Tensor, kind: str, out: torch.Tensor | None) -> torch.Tensor:
     """Integer NCHW view ``t`` -> float32 tensor with fresh strides, scaled as ``kind`` says.
 
-    ``torch.div`` of an integer tensor by a float scalar casts each element to float32 and
-    divides it, exactly as ``t.float() / 255.0`` does, but reads the permuted bytes once and
-    writes the contiguous result once (no float intermediate, no separate layout copy).
+    One copy casts and transposes into the output, then the scaling runs in place on it: the
+    same arithmetic as ``t.float() / 255.0`` (a cast, then a float32 division), without a
+    float intermediate or a separate layout copy. (A single ``torch.div`` of the permuted
+    bytes gives the same values but its strided loop is slower for 3 channels.)
     """
     if kind in NORMALISATIONS and t.shape[1] != 3:
         raise PreprocessError(f"{kind!r} preprocessing needs 3 channels, got {t.shape[1]}")
@@ -103,9 +104,10 @@ def _convert(t: torch.Tensor, kind: str, out: torch.Tensor | None) -> torch.Tens
             f"out must be a standard-strided float32 tensor of shape {tuple(t.shape)} on "
             f"{t.device}, got {out.dtype} {tuple(out.shape)} strides {out.stride()} on {out.device}"
         )
+    out.copy_(t)  # exact: every uint8 value is a float32
     if kind == "center":
-        return torch.div(t, 127.5, out=out).sub_(1.0)
-    torch.div(t, 255.0, out=out)
+        return out.div_(127.5).sub_(1.0)
+    out.div_(255.0)
     if kind in NORMALISATIONS:
         mean_values, std_values = NORMALISATIONS[kind]
         out.sub_(torch.tensor(mean_values, device=t.device).view(1, 3, 1, 1))
@@ -136,9 +138,9 @@ def preprocess(
     wants 3 (grey images into ImageNet models). ``device``: where the result lives (the cast
     and scaling run there, so only uint8 bytes cross the bus).
 
-    Integer input with ``scale01``, ``center`` or a per-channel normalisation is converted in
-    one pass (cast, transpose and scale by one ``torch.div`` into a fresh NCHW float32 tensor,
-    the same values as ``x.float() / 255``); ``out``, a float32 tensor of the result's shape
+    Integer input with ``scale01``, ``center`` or a per-channel normalisation is cast and
+    transposed by one copy into a fresh NCHW float32 tensor and scaled in place there (the
+    same values as ``x.float() / 255``); ``out``, a float32 tensor of the result's shape
     and standard strides, receives it instead of a new allocation (inference reuses one buffer
     for every batch). Other kinds ignore ``out``.
     """
