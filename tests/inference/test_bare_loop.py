@@ -1,6 +1,6 @@
 """Our inference path against a bare ``model(x)`` loop on ready tensors (issue 19 item 3).
 
-The speed work in ``predict`` (one-pass conversion into a reused input buffer, outputs copied
+The speed work in ``predict`` (conversion by one copy into a reused input buffer, outputs copied
 into preallocated arrays, float16 features for the artefacts) must not change any output: on
 the CPU the logits are bitwise those of ``with torch.inference_mode(): model(t[s:s + b])`` over
 a ready float tensor ``t = x / 255`` built independently here (bench/inference_vs_bare.py
@@ -137,7 +137,7 @@ def test_a_feature_layer_run_twice_in_one_pass_is_an_error():
 
 
 @pytest.mark.parametrize("kind", ["scale01", "center", *NORMALISATIONS])
-def test_one_pass_conversion_equals_cast_then_scale(kind):
+def test_buffered_conversion_equals_cast_then_scale(kind):
     # every uint8 value, 3 channels; the reference is the arithmetic of the older path
     x = np.arange(256 * 3, dtype=np.int64).reshape(16, 4, 4, 3).astype(np.uint8)
     t = torch.from_numpy(x).permute(0, 3, 1, 2).float()
