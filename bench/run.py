@@ -320,15 +320,16 @@ def provenance(path: Path, text: str) -> str:
     if path.suffix == ".json":
         m = json.loads(text).get("machine", {})
         return f"{m.get('cpu', '?')}; commit {m.get('commit', '?')}, {m.get('date', '?')}"
-    commit = re.search(r"commit:?\s+`?([0-9a-f]{7,40}(?:\+dirty)?)", text)
+    commit = re.search(r"(?:commit|this tree):?\s+`?([0-9a-f]{7,40}(?:\+dirty)?)", text)
     date = re.search(r"(20\d\d-\d\d-\d\d(?: \d\d:\d\d(?: UTC)?)?)", text)
     cpu = re.search(r"(AMD [^,;\n]+|Intel[^,;\n]+|x86_64|aarch64|arm64)", text)
+    last = git("log", "-1", "--format=%h on %cs", "--", str(path.relative_to(REPO)))
+    last = f"file last committed in {last}" if last else "file not committed"
     if commit or date:
         return (f"{cpu.group(1).strip() if cpu else 'machine not stated'}; "
                 f"commit {commit.group(1) if commit else 'not stated'}, "
-                f"{date.group(1) if date else 'date not stated'}")
-    last = git("log", "-1", "--format=%h %cs", "--", str(path.relative_to(REPO)))
-    return f"not stated in the file; file last committed in {last or 'no commit (uncommitted)'}"
+                f"{date.group(1) if date else 'date not stated (' + last + ')'}")
+    return f"not stated in the file; {last}"
 
 
 def entry(bench: Bench) -> tuple[str, str, str, str]:
@@ -369,7 +370,7 @@ def write_index(ran: dict[str, int]) -> None:
         status = ("ran" if ran[b.name] == 0 else f"**failed (exit {ran[b.name]})**") if b.name in ran else "not run"
         lines.append(f"| `{b.name}` | {b.target} | {value} | {met} | {prov} | {link} | {status} |")
     INDEX.write_text("\n".join(lines) + "\n")
-    print(f"wrote {INDEX.relative_to(REPO)}")
+    print(f"wrote {INDEX}")
 
 
 def main(argv: list[str] | None = None) -> int:
