@@ -24,7 +24,10 @@ threads for every variant; nothing in the timed section is niced. Logits of ``pr
 of the rule's artefact are compared with the bare loop's (bitwise on CPU).
 
     python bench/inference_vs_bare.py [--repeats 9] [--threads 1] [--batch-size 512]
-        [--cases lenet,mlp] [--quick] [--device cpu|cuda]
+        [--cases lenet,mlp] [--quick] [--device cpu|cuda] [--glibc-default]
+
+The process first sets the allocator as the inference job does (retain_freed_memory), which
+speeds up the bare loop too; ``--glibc-default`` leaves glibc's defaults.
 
 Writes bench/results/inference_vs_bare.md and .json (read by bench/run.py).
 """
@@ -51,7 +54,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from labelfree.inference import infer_group, predict, resolve_device
+from labelfree.inference import infer_group, predict, resolve_device, retain_freed_memory
 from labelfree.store import read_image_set, read_logits, write_image_set, write_inference
 from labelfree.zoo import build_model, load_model, save_model
 from labelfree.zoo.preprocess import preprocess
@@ -356,6 +359,7 @@ def render(info: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         "time); each sample times `calls` back-to-back calls of a variant (enough for >= 20 ms "
         "of bare loop; garbage collector off, as timeit does) and gives ms per call",
         f"- clock of the main table: {clock_text}; the wall-time ratios follow below it",
+        f"- memory allocator (both loops, one process): {info['allocator']}",
         f"- load average (1, 5, 15 min) before: {info['load_before']}, after: {info['load_after']}",
         "",
         "Ratios are speed ratios, bare time / our time (>= 1: as fast as the bare loop): the "
@@ -432,11 +436,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--clock", choices=("auto", "cpu", "wall"), default="auto",
                     help="clock of the main table; auto: CPU time on one CPU thread, else wall")
+    ap.add_argument("--glibc-default", action="store_true",
+                    help="leave glibc's allocator as it is (the inference job calls "
+                         "retain_freed_memory; so does this benchmark unless told not to)")
     ap.add_argument("--cases", default="", help="comma-separated substrings of case names")
     ap.add_argument("--quick", action="store_true", help="an eighth of the images (a smoke test)")
     ap.add_argument("--out", default=str(RESULTS / "inference_vs_bare"), help="path without suffix")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
+    retained = False if args.glibc_default else retain_freed_memory()
     dev = resolve_device(args.device)
     clock = args.clock
     if clock == "auto":
@@ -445,6 +453,8 @@ def main(argv: list[str] | None = None) -> None:
     cases = [c for c in CASES if not wanted or any(w in c.name for w in wanted)]
     info = machine() | {
         "argv": argv if argv is not None else sys.argv[1:], "clock": clock,
+        "allocator": "glibc, freed memory retained (labelfree.inference.retain_freed_memory, as "
+                     "the inference job sets it)" if retained else "the C library's defaults",
         "device": str(dev), "threads": torch.get_num_threads(), "batch_size": args.batch_size,
         "repeats": args.repeats, "load_before": " ".join(f"{v:.2f}" for v in os.getloadavg()),
     }

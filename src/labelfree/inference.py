@@ -18,6 +18,7 @@ test set at a time through labelfree.store) or calls :func:`predict` on inputs i
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import logging
 import sys
@@ -43,6 +44,28 @@ _NUMPY = {torch.float32: np.float32, torch.float16: np.float16}
 
 class InferenceError(ValueError):
     """Bad inference arguments (unknown feature, device), naming the value at fault."""
+
+
+def retain_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 20) -> bool:
+    """Have glibc keep freed memory for reuse instead of handing it back to the kernel.
+
+    With glibc's defaults, blocks above a (moving) size threshold are mapped and unmapped
+    anew, and the heap is trimmed whenever enough of its top is free; a forward pass that
+    allocates a new output among its activations then faults the same memory back in at
+    every batch (bench/results/inference_vs_bare.md: thousands of page faults per call, and
+    slower bare loops too). Blocks up to ``mmap_threshold`` come from the heap and at most
+    ``trim_threshold`` bytes of free heap top stay mapped. Process-wide; the inference job
+    calls it (workflow/scripts/inference_run.py). Returns False where there is no glibc
+    ``mallopt`` (macOS, Windows), True when both settings were taken.
+    """
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
+    return bool(mallopt(m_mmap_threshold, mmap_threshold)) and bool(
+        mallopt(m_trim_threshold, trim_threshold)
+    )
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
