@@ -52,8 +52,8 @@ def retain_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 25
     With glibc's defaults, blocks above a (moving) size threshold are mapped and unmapped
     anew, and the heap is trimmed whenever enough of its top is free; a forward pass that
     allocates a new output among its activations then faults the same memory back in at
-    every batch (bench/results/inference_vs_bare.md: thousands of page faults per call, and
-    slower bare loops too). Blocks up to ``mmap_threshold`` come from the heap and at most
+    every batch (tests/inference/test_bare_loop.py counts the faults; a bare loop in the same
+    process is slower too). Blocks up to ``mmap_threshold`` come from the heap and at most
     ``trim_threshold`` bytes of free heap top stay mapped. Process-wide; the inference job
     calls it (workflow/scripts/inference_run.py). Returns False where there is no glibc
     ``mallopt`` (macOS, Windows), True when both settings were taken.
