@@ -9,16 +9,20 @@ test set at a time through labelfree.store) or calls :func:`predict` on inputs i
   bare ``model.eval()`` loop with the same batch size.
 - Features: ``first`` (output of the first parameterised layer) and ``penultimate`` (input of the
   classifier head), captured with forward hooks (labelfree.zoo.arch.feature_points).
-- Speed: each batch is converted from uint8 on the device (only bytes cross the bus), with no
-  per-call work beyond the bare loop's (bench/inference_throughput.py compares the two).
+- Speed: each batch is converted from uint8 on the device (only bytes cross the bus) by one
+  cast-and-transpose copy into a reused buffer, scaled in place; outputs are written into
+  preallocated arrays (bench/inference_vs_bare.py compares the whole path with a bare loop on
+  ready tensors).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import functools
 import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,14 +32,40 @@ from torch import nn
 from tqdm import tqdm
 
 from labelfree.store import ImageSet, read_image_set, write_inference
-from labelfree.zoo.arch import FEATURES, feature_points
+from labelfree.zoo.arch import FEATURES, MLP, CNNTiny, LeNet, ResNet, feature_points
 from labelfree.zoo.io import load_model
-from labelfree.zoo.preprocess import preprocess
+from labelfree.zoo.preprocess import FUSED_KINDS, preprocess
 
 log = logging.getLogger(__name__)
 
+#: Feature dtypes :func:`predict` can return, with their numpy equivalents.
+_NUMPY = {torch.float32: np.float32, torch.float16: np.float16}
+
+
 class InferenceError(ValueError):
     """Bad inference arguments (unknown feature, device), naming the value at fault."""
+
+
+def retain_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 256 << 20) -> bool:
+    """Have glibc keep freed memory for reuse instead of handing it back to the kernel.
+
+    With glibc's defaults, blocks above a (moving) size threshold are mapped and unmapped
+    anew, and the heap is trimmed whenever enough of its top is free; a forward pass that
+    allocates a new output among its activations then faults the same memory back in at
+    every batch (tests/inference/test_bare_loop.py counts the faults; a bare loop in the same
+    process is slower too). Blocks up to ``mmap_threshold`` come from the heap and at most
+    ``trim_threshold`` bytes of free heap top stay mapped. Process-wide; the inference job
+    calls it (workflow/scripts/inference_run.py). Returns False where there is no glibc
+    ``mallopt`` (macOS, Windows), True when both settings were taken.
+    """
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
+    return bool(mallopt(m_mmap_threshold, mmap_threshold)) and bool(
+        mallopt(m_trim_threshold, trim_threshold)
+    )
 
 
 def resolve_device(device: str | torch.device = "auto", key: str = "inference.device") -> torch.device:
@@ -54,36 +84,107 @@ def resolve_device(device: str | torch.device = "auto", key: str = "inference.de
     return torch.device(device)
 
 
-def _input_channels(model: nn.Module, x: np.ndarray) -> int:
-    """Channels the model expects: the first 4-d weight's input channels, else the images'."""
-    for p in model.parameters():
-        if p.ndim == 4:
-            return int(p.shape[1])
-        break
+def _input_channels(first: torch.Tensor | None, x: np.ndarray) -> int:
+    """Channels the model expects: its first parameter's input channels if that is a 4-d
+    (convolution) weight, else the images'."""
+    if first is not None and first.ndim == 4:
+        return int(first.shape[1])
     return int(x.shape[3])
 
 
-@contextlib.contextmanager
-def _hooks(
-    model: nn.Module, features: Sequence[str], sink: dict[str, list[torch.Tensor]]
-) -> Iterator[None]:
-    points = feature_points(model) if features else {}
-    handles = []
-    for name in features:
-        module, where = points[name]
+def _eval(model: nn.Module) -> None:
+    """``model.eval()``, skipped when no module is in training mode (it costs tens of us)."""
+    if any(m.training for m in model.modules()):
+        model.eval()
 
-        def grab(t: torch.Tensor, name: str = name) -> None:
-            sink[name].append(t.detach().flatten(1))
 
-        if where == "output":
-            handles.append(module.register_forward_hook(lambda m, i, o, g=grab: g(o)))
+#: Local architectures apply no in-place operation to a feature point's tensor after its layer
+#: ran (tests/inference/test_bare_loop.py checks it), so their features are copied inside the
+#: hook and the activation is freed when a bare loop would free it. Holding it to the end of the
+#: forward pass shifts glibc's allocations enough that it returns and re-faults memory every
+#: batch (bench/inference_vs_bare.py, "features" column).
+_COPY_IN_HOOK = (MLP, LeNet, ResNet, CNNTiny)
+
+
+class _Features:
+    """Forward (pre-)hooks that write each named feature of a batch into rows of its output.
+
+    Models of :data:`_COPY_IN_HOOK` are copied inside the hook; any other model's feature is
+    kept by reference and copied after the forward pass (:meth:`flush`), so it holds the
+    layer's values at the end of the pass, after in-place operations such as torchvision's
+    ``ReLU(inplace=True)``.
+    """
+
+    def __init__(
+        self, model: nn.Module, features: Sequence[str], n: int, dtype: torch.dtype
+    ) -> None:
+        self.features, self.n, self.dtype = tuple(features), n, dtype
+        self.outs: dict[str, torch.Tensor] = {}
+        self.rows = slice(0, 0)
+        self.early = type(model) in _COPY_IN_HOOK
+        self.kept: dict[str, torch.Tensor] = {}
+        self.got: set[str] = set()
+        self.handles = []
+        points = feature_points(model) if features else {}
+        for name in features:
+            module, where = points[name]
+            grab = functools.partial(self.grab, name, type(module).__name__)
+            if where == "output":
+                self.handles.append(module.register_forward_hook(lambda m, i, o, g=grab: g(o)))
+            else:
+                self.handles.append(module.register_forward_pre_hook(lambda m, i, g=grab: g(i[0])))
+
+    def grab(self, name: str, owner: str, t: torch.Tensor) -> None:
+        if name in self.got:
+            raise InferenceError(
+                f"feature {name!r}: {owner} ran more than once in one forward pass, so the "
+                "feature is not one row per input"
+            )
+        self.got.add(name)
+        if self.early:
+            _store(self.outs, name, t, self.n, self.rows, flat=True, dtype=self.dtype)
         else:
-            handles.append(module.register_forward_pre_hook(lambda m, i, g=grab: g(i[0])))
-    try:
-        yield
-    finally:
-        for h in handles:
+            self.kept[name] = t
+
+    def start(self, rows: slice) -> None:
+        """Before the forward pass of the batch that fills ``rows``."""
+        self.rows = rows
+        self.got.clear()
+
+    def flush(self) -> None:
+        """After the forward pass: copy kept features; every feature must have been seen."""
+        missing = [f for f in self.features if f not in self.got]
+        if missing:
+            raise InferenceError(f"feature(s) {missing}: the layer did not run in the forward pass")
+        for name, t in self.kept.items():
+            _store(self.outs, name, t, self.n, self.rows, flat=True, dtype=self.dtype)
+        self.kept.clear()
+
+    def remove(self) -> None:
+        for h in self.handles:
             h.remove()
+
+
+def _store(
+    outs: dict[str, torch.Tensor], name: str, t: torch.Tensor, n: int, rows: slice,
+    flat: bool, dtype: torch.dtype = torch.float32,
+) -> None:
+    """Copy batch result ``t`` into rows ``rows`` of the output ``outs[name]`` (N, ...).
+
+    The output (``dtype``) is allocated at the first batch, on ``t``'s device; ``flat`` stores
+    (N, D). The copy casts (float16 by IEEE round-to-nearest-even, as numpy's ``astype``).
+    On the CPU numpy allocates it: numpy asks the kernel for transparent huge pages for large
+    arrays, so the first writes into a fresh output of tens of MB fault 2 MB pages, not 4 kB
+    ones (far fewer page faults than with ``torch.empty``).
+    """
+    t = t.flatten(1) if flat else t  # predict runs under inference_mode: nothing to detach
+    if name not in outs:
+        shape = (n, *t.shape[1:])
+        if t.device.type == "cpu":
+            outs[name] = torch.from_numpy(np.empty(shape, _NUMPY[dtype]))
+        else:
+            outs[name] = torch.empty(shape, dtype=dtype, device=t.device)
+    outs[name][rows].copy_(t)
 
 
 def predict(
@@ -95,51 +196,70 @@ def predict(
     features: Sequence[str] = (),
     amp: bool = True,
     progress: Any = None,
+    feature_dtype: torch.dtype = torch.float32,
 ) -> dict[str, np.ndarray]:
     """Run ``model`` on uint8 NHWC images ``x``; return ``{"logits": (N, K) float32, name: (N, D)}``.
 
-    ``features`` names feature points (``first``, ``penultimate``); each comes back flattened as
-    float32 (N, D). The model is put in eval mode and moved to ``device``. ``progress``: an
-    optional tqdm bar advanced by the number of images.
+    ``features`` names feature points (``first``, ``penultimate``); each comes back flattened
+    (N, D) as ``feature_dtype`` (float16 for the artefacts: the same values as casting the
+    float32 features with numpy), with the values the layer holds at the end of the forward
+    pass (as a reference kept to it would show). The model is put in eval mode and moved to
+    ``device``. ``progress``: an optional tqdm bar advanced by the number of images.
+
+    Speed (bench/inference_vs_bare.py): each batch is cast and transposed by one copy into
+    one input buffer reused for every batch and scaled in place there; each batch's logits and
+    features are copied into preallocated outputs (features of local architectures inside the
+    hook), so the allocator reuses the model's activations and nothing is concatenated at the
+    end.
     """
     unknown = [f for f in features if f not in FEATURES]
     if unknown:
         raise InferenceError(f"unknown feature(s) {unknown}; known: {FEATURES}")
     if batch_size < 1:
         raise InferenceError(f"batch_size={batch_size} must be >= 1")
+    if feature_dtype not in _NUMPY:
+        raise InferenceError(f"feature_dtype={feature_dtype}; use torch.float32 or torch.float16")
     if x.ndim != 4:
         raise InferenceError(f"images must be (N, H, W, C) uint8, got shape {x.shape}")
     dev = resolve_device(device)
-    model.eval()
+    _eval(model)
     first = next(model.parameters(), None)
     if first is not None and first.device != dev:
         model.to(dev)
-    channels = _input_channels(model, x)
-    use_amp = bool(amp) and dev.type == "cuda"
     n = len(x)
-    sink: dict[str, list[torch.Tensor]] = {f: [] for f in features}
-    logits: list[torch.Tensor] = []
+    if not n:
+        empty = np.zeros((0, 0), np.float32)
+        return {"logits": empty, **{f: empty.astype(_NUMPY[feature_dtype]) for f in features}}
+    channels = _input_channels(first, x)
+    use_amp = bool(amp) and dev.type == "cuda"
+    xt = x if isinstance(x, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(x))
+    buf = None
+    if not xt.is_floating_point() and preprocessing in FUSED_KINDS:
+        h, w = int(xt.shape[1]), int(xt.shape[2])
+        buf = torch.empty((min(batch_size, n), channels, h, w), dtype=torch.float32, device=dev)
+    outs: dict[str, torch.Tensor] = {}
     autocast = (
         torch.autocast(device_type="cuda", dtype=torch.float16) if use_amp else contextlib.nullcontext()
     )
-    with torch.inference_mode(), autocast, _hooks(model, features, sink):
-        for b0 in range(0, n, batch_size):
-            xb = preprocess(x[b0 : b0 + batch_size], preprocessing, channels=channels, device=dev)
-            logits.append(model(xb))
-            if progress is not None:
-                progress.update(len(xb))
-    out = {"logits": _gather(logits)}
-    for f in features:
-        out[f] = _gather(sink[f])
-    if not n:
-        out["logits"] = np.zeros((0, 0), np.float32)
-    return out
-
-
-def _gather(parts: list[torch.Tensor]) -> np.ndarray:
-    if not parts:
-        return np.zeros((0, 0), np.float32)
-    return torch.cat(parts).float().cpu().numpy()
+    feats = _Features(model, features, n, feature_dtype)
+    try:
+        with torch.inference_mode(), autocast:
+            for b0 in range(0, n, batch_size):
+                rows = slice(b0, min(b0 + batch_size, n))
+                k = rows.stop - b0
+                xb = preprocess(
+                    xt[rows], preprocessing, channels=channels, device=dev,
+                    out=None if buf is None else buf[:k],
+                )
+                feats.start(rows)
+                _store(outs, "logits", model(xb), n, rows, flat=False)
+                feats.flush()
+                if progress is not None:
+                    progress.update(k)
+    finally:
+        feats.remove()
+    outs.update((f, feats.outs[f]) for f in features)
+    return {name: t.cpu().numpy() for name, t in outs.items()}
 
 
 def predict_dir(
@@ -209,7 +329,7 @@ def infer_group(
         for mdir, out in zip(model_dirs, out_paths, strict=True):
             model, meta = load_model(mdir, dev)
             prep = meta.get("preprocessing", "scale01")
-            bar.set_description(f"inference {meta.get('model', Path(mdir).name)}")
+            bar.set_description(f"inference {meta.get('model', Path(mdir).name)}", refresh=False)
             sets: dict[str, dict[str, np.ndarray]] = {}
             for j, (name, path) in enumerate(testsets):
                 ts = testset(j)
@@ -218,7 +338,9 @@ def infer_group(
                         f"{path}: test set {name!r} is empty (0 inputs); nothing to run "
                         f"{Path(mdir).name} on. Check how the set was made (data splits, shifts)"
                     )
-                res = predict(model, ts.x, prep, batch_size, dev, features, amp)
+                res = predict(
+                    model, ts.x, prep, batch_size, dev, features, amp, feature_dtype=torch.float16
+                )
                 k = int(meta.get("num_classes") or res["logits"].shape[1])
                 if res["logits"].shape[1] != k:
                     raise InferenceError(

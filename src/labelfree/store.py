@@ -238,7 +238,7 @@ def write_inference(path: PathLike, sets: Mapping[str, Mapping[str, np.ndarray]]
                 raise ArtefactError(
                     f"{where}: feat_{layer} has {len(feat)} rows, logits {len(logits)}"
                 )
-            arrays[inference_key(testset, f"feat_{layer}")] = feat.astype(np.float16)
+            arrays[inference_key(testset, f"feat_{layer}")] = feat.astype(np.float16, copy=False)
     save_npz(path, **arrays)
 
 

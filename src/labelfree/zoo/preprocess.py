@@ -16,7 +16,8 @@ Every tensor that enters a model leaves through :func:`standard_nchw`: NHWC -> N
 ``permute`` gives strides that PyTorch also reads as channels_last (with C = 1 the permuted
 tensor even counts as contiguous, so ``.contiguous()`` returns it unchanged), and oneDNN then
 takes its channels_last convolution kernels, whose backward pass corrupts the heap on CPUs
-without AVX-512 (torch 2.15; issue 22, pytorch issue 120211).
+without AVX-512 (torch 2.15; issue 22, pytorch issue 120211). Integer images converted by
+:func:`_convert` are written into a tensor allocated with those fresh strides.
 """
 
 from __future__ import annotations
@@ -77,6 +78,43 @@ def _contiguous_strides(shape: torch.Size | tuple[int, ...]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
+#: Kinds whose integer input :func:`_convert` casts, transposes and scales into one buffer.
+FUSED_KINDS = ("scale01", "center", *NORMALISATIONS)
+
+
+def _convert(t: torch.Tensor, kind: str, out: torch.Tensor | None) -> torch.Tensor:
+    """Integer NCHW view ``t`` -> float32 tensor with fresh strides, scaled as ``kind`` says.
+
+    One copy casts and transposes into the output, then the scaling runs in place on it: the
+    same arithmetic as ``t.float() / 255.0`` (a cast, then a float32 division), without a
+    float intermediate or a separate layout copy. (A single ``torch.div`` of the permuted
+    bytes gives the same values but its strided loop is slower for 3 channels.)
+    """
+    if kind in NORMALISATIONS and t.shape[1] != 3:
+        raise PreprocessError(f"{kind!r} preprocessing needs 3 channels, got {t.shape[1]}")
+    if out is None:
+        out = torch.empty(t.shape, dtype=torch.float32, device=t.device)
+    elif (
+        out.shape != t.shape
+        or out.dtype != torch.float32
+        or out.device != t.device
+        or out.stride() != _contiguous_strides(out.shape)
+    ):
+        raise PreprocessError(
+            f"out must be a standard-strided float32 tensor of shape {tuple(t.shape)} on "
+            f"{t.device}, got {out.dtype} {tuple(out.shape)} strides {out.stride()} on {out.device}"
+        )
+    out.copy_(t)  # exact: every uint8 value is a float32
+    if kind == "center":
+        return out.div_(127.5).sub_(1.0)
+    out.div_(255.0)
+    if kind in NORMALISATIONS:
+        mean_values, std_values = NORMALISATIONS[kind]
+        out.sub_(torch.tensor(mean_values, device=t.device).view(1, 3, 1, 1))
+        out.div_(torch.tensor(std_values, device=t.device).view(1, 3, 1, 1))
+    return out
+
+
 def check_kind(kind: str) -> None:
     """Raise PreprocessError unless ``kind`` names a known preprocessing."""
     if kind in ("scale01", "center", *NORMALISATIONS):
@@ -92,17 +130,24 @@ def preprocess(
     kind: str = "scale01",
     channels: int | None = None,
     device: torch.device | str | None = None,
+    out: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Turn images ``x`` (N, H, W, C) with pixel values in [0, 255] into a float NCHW tensor.
 
     ``channels``: the model's input channels; a 1-channel input is repeated to 3 when the model
     wants 3 (grey images into ImageNet models). ``device``: where the result lives (the cast
     and scaling run there, so only uint8 bytes cross the bus).
+
+    Integer input with ``scale01``, ``center`` or a per-channel normalisation is cast and
+    transposed by one copy into a fresh NCHW float32 tensor and scaled in place there (the
+    same values as ``x.float() / 255``); ``out``, a float32 tensor of the result's shape
+    and standard strides, receives it instead of a new allocation (inference reuses one buffer
+    for every batch). Other kinds ignore ``out``.
     """
     t = torch.from_numpy(np.ascontiguousarray(x)) if isinstance(x, np.ndarray) else x
     if t.ndim != 4:
         raise PreprocessError(f"preprocess expects (N, H, W, C) images, got shape {tuple(t.shape)}")
-    if device is not None:
+    if device is not None and t.device != torch.device(device):
         t = t.to(device, non_blocking=True)
     t = t.permute(0, 3, 1, 2)
     if channels is not None and t.shape[1] != channels:
@@ -112,10 +157,10 @@ def preprocess(
             raise PreprocessError(
                 f"model expects {channels} input channels, images have {t.shape[1]}"
             )
+    if not t.is_floating_point() and kind in FUSED_KINDS:
+        return _convert(t, kind, out)
     if not t.is_floating_point():
         t = t.float()
-        if kind == "scale01":  # fresh buffer: divide in place (same values as t / 255)
-            return standard_nchw(t.div_(255.0))
     if kind == "scale01":
         return standard_nchw(t / 255.0)
     if kind == "center":
