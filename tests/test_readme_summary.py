@@ -11,15 +11,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from labelfree.store import read_table
-from labelfree.summary import embedded, from_csv, render
+from labelfree.summary import CHECKS_HEADER, embedded, from_csv, readme_block, render
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = REPO / "docs" / "default-run"
 
 
 def test_readme_embeds_the_default_runs_summary_verbatim():
+    """README holds the block's head (provenance, counts, which method when) verbatim and links
+    the every-check table instead of repeating it."""
     readme = (REPO / "README.md").read_text()
-    assert embedded(readme) == (RUN / "summary.md").read_text()
+    full = (RUN / "summary.md").read_text()
+    block = embedded(readme)
+    assert block == readme_block(full)
+    assert CHECKS_HEADER in full and CHECKS_HEADER not in block
+    assert block.split("\n")[:3] == full.split("\n")[:3]  # the provenance line, unchanged
+    assert "[docs/default-run/summary.md](docs/default-run/summary.md)" in block
 
 
 def test_committed_summary_is_the_generators_rendering_of_the_run_csv():

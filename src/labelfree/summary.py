@@ -168,6 +168,20 @@ def _methods_csv(path: str | Path | None) -> pd.DataFrame | None:
     return read_table(path) if path is not None and Path(path).exists() else None
 
 
+#: The row header of the every-check table that ends the block; README stops before it.
+CHECKS_HEADER = "| study | check | value | threshold | holds |"
+
+
+def readme_block(block: str, full: str = "docs/default-run/summary.md") -> str:
+    """The part of a summary block README embeds: provenance, the count per study and which
+    method when; the every-check table is left to ``full`` (linked), so README stays short
+    (issue 20 item 1) while every figure in it is still the generator's."""
+    head = block.split(CHECKS_HEADER, 1)[0].rstrip("\n")
+    if head.endswith(END):  # a block without the checks table
+        head = head[: -len(END)].rstrip("\n")
+    return f"{head}\n\nEvery check, with its value and threshold: [{full}]({full}).\n{END}\n"
+
+
 def embed(readme: str, block: str) -> str:
     """README text with the block between the summary markers replaced by ``block``."""
     if readme.count(BEGIN) != 1 or readme.count(END) != 1:
@@ -184,14 +198,15 @@ def embedded(readme: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m labelfree.summary results/summary.md README.md``: embed the run's block."""
+    """``python -m labelfree.summary results/summary.md README.md``: embed the run's block
+    (its :func:`readme_block` part)."""
     import sys
 
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 2:
         print("usage: python -m labelfree.summary results/summary.md README.md", file=sys.stderr)
         return 2
-    block = Path(args[0]).read_text()
+    block = readme_block(Path(args[0]).read_text())
     readme = Path(args[1])
     readme.write_text(embed(readme.read_text(), block))
     return 0
