@@ -82,3 +82,21 @@ def test_fast_paths_equal_the_syp_functions(zoo):
     atc = call("estimate", "ATC-SYP", P, source_probs=Ps, source_labels=ys)
     ref = [atc_garg_estimate(P[m], atc_garg_threshold(Ps[m], ys)) / 100 for m in range(len(P))]
     assert atc == pytest.approx(ref, abs=1e-12)
+
+
+def test_threaded_nuclear_norm_and_fd_equal_per_model(zoo):
+    # the registry runs NuclearNorm and FD over models on threads (single-threaded BLAS each)
+    from labelfree.methods import estimators as E
+
+    P = zoo["P"]
+    got = call("rank", "NuclearNorm", P)
+    assert got.tolist() == [E.nuclear_norm(P[m]) for m in range(len(P))]
+    fd = call("rank", "FD", P, features=zoo["feats"], source_features=zoo["sfeats"])
+    np.testing.assert_allclose(fd, [-_fd(zoo["sfeats"][m], zoo["feats"][m]) for m in range(len(P))],
+                               rtol=1e-6)
+
+
+def _fd(a, b):
+    from labelfree.syp.indicators import feature_stats, frechet_distance
+
+    return frechet_distance(feature_stats(a), feature_stats(b))

@@ -121,13 +121,15 @@ def _each(P: np.ndarray, f: Callable[[np.ndarray], float]) -> np.ndarray:
 
 
 def _each_threaded(P: np.ndarray, f: Callable[[int], float]) -> np.ndarray:
-    """``f(m)`` for every model m on ``n_workers()`` threads (for solvers that release the GIL:
-    POT's ``ot.emd``)."""
+    """``f(m)`` for every model m on ``n_workers()`` threads, each with single-threaded BLAS (for
+    work that releases the GIL: POT's ``ot.emd``, LAPACK, large NumPy kernels)."""
     M = P.shape[0]
     w = min(M, n_workers())
     if w <= 1:
         return np.array([f(m) for m in range(M)], dtype=np.float64)
-    with ThreadPoolExecutor(max_workers=w) as pool:
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(max_workers=w) as pool:
         return np.array(list(pool.map(f, range(M))), dtype=np.float64)
 
 
@@ -174,13 +176,14 @@ def _atc_syp(P: np.ndarray, **ctx: Any) -> np.ndarray:
     # syp.baselines.atc_garg_threshold/estimate with syp's entropy computed by the one-pass
     # E.plogp_rows(normalise=True), equal to syp.indicators.entropy, tests/methods/test_registry
     Ps, ys = _src(ctx, P)
-    out = np.empty(P.shape[0])
-    for m in range(P.shape[0]):
+
+    def one(m: int) -> float:
         err = 1.0 - float(np.mean(Ps[m].argmax(1) == ys))
         s = np.sort(E.plogp_rows(Ps[m], normalise=True))
         t = float(s[min(int(round(err * len(s))), len(s) - 1)])
-        out[m] = float(np.mean(E.plogp_rows(P[m], normalise=True) >= t))
-    return out
+        return float(np.mean(E.plogp_rows(P[m], normalise=True) >= t))
+
+    return _each_threaded(P, one)
 
 
 def _atc(score: str) -> Callable[..., np.ndarray]:
@@ -188,7 +191,7 @@ def _atc(score: str) -> Callable[..., np.ndarray]:
         Ps, ys = _src(ctx, P)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return np.array([E.atc(P[m], Ps[m], ys, score=score) for m in range(P.shape[0])])
+            return _each_threaded(P, lambda m: E.atc(P[m], Ps[m], ys, score=score))
 
     return fn
 
@@ -273,31 +276,30 @@ def _crc_pair(P: np.ndarray, **ctx: Any) -> np.ndarray:
 @register("Entropy", "rank", study="syp", cite="syp.baselines.entropy_score (negated; computed "
           "by the one-pass E.plogp_rows, equal to it in tests)")
 def _entropy(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    return _each(P, lambda p: float(E.plogp_rows(p, normalise=True).mean()))
+    return _each_threaded(P, lambda m: float(E.plogp_rows(P[m], normalise=True).mean()))
 
 
 @register("FD", "rank", ["features", "source_features"], study="syp",
-          cite="Deng & Zheng, CVPR 2021; syp.indicators.frechet_distance (negated)")
+          cite="Deng & Zheng, CVPR 2021; syp.indicators.frechet_distance (negated; computed by "
+          "E.frechet_distance, equal to it in tests)")
 def _fd(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    from labelfree.syp.indicators import feature_stats, frechet_distance
-
+    # E.frechet_distance equals syp.indicators.frechet_distance(feature_stats(.), ...) (tests)
     f, fs = ctx["features"], ctx["source_features"]
-    return -np.array([frechet_distance(feature_stats(fs[m]), feature_stats(f[m]))
-                      for m in range(P.shape[0])])
+    return -_each_threaded(P, lambda m: E.frechet_distance(fs[m], f[m]))
 
 
 @register("MaNo", "rank", cite="Xie et al., NeurIPS 2024; Renchunzi-Xie/MaNo@b9c0262 (spec 1)",
           note="uses logits; with probabilities only, row-centred log-probabilities (flagged fallback)")
 def _mano(P: np.ndarray, **ctx: Any) -> np.ndarray:
     if ctx.get("logits") is None:
-        return _each(P, lambda p: E.mano_from_probs(p).score)
+        return _each_threaded(P, lambda m: E.mano_from_probs(P[m]).score)
     return np.array([E.mano(_logits_of(P, m, ctx)).score for m in range(P.shape[0])])
 
 
 @register("NuclearNorm", "rank", cite="Deng et al., ICML 2023 (spec 2; UNVERIFIED definition, "
           "third-party normalisation)")
 def _nuc(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    return _each(P, E.nuclear_norm)
+    return _each_threaded(P, lambda m: E.nuclear_norm(P[m]))
 
 
 @register("Dispersion", "rank", ["features"],
