@@ -100,3 +100,13 @@ def _fd(a, b):
     from labelfree.syp.indicators import feature_stats, frechet_distance
 
     return frechet_distance(feature_stats(a), feature_stats(b))
+
+
+def test_guide_is_the_mean_of_the_features(zoo):
+    # PACE/CES guide: the mean of the per-model features, accumulated without a float64 stack
+    from labelfree.methods.registry import _guide
+
+    f32 = [f.astype(np.float32) for f in zoo["feats"]]
+    np.testing.assert_allclose(_guide(zoo["P"], {"features": f32}),
+                               np.mean([f.astype(np.float64) for f in f32], axis=0), rtol=1e-14)
+    assert np.array_equal(_guide(zoo["P"], {}), zoo["P"].mean(axis=0))

@@ -126,6 +126,15 @@ def _argmin_random(L: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return key.argmax(axis=1)
 
 
+def _class_ids(YT: np.ndarray, block: int = 4096) -> np.ndarray:
+    """(N, M) predictions -> (N, M) index of the first model predicting the same class."""
+    out = np.empty(YT.shape, dtype=np.int64)
+    for s in range(0, len(YT), block):
+        b = YT[s:s + block]
+        out[s:s + block] = (b[:, :, None] == b[:, None, :]).argmax(axis=2)
+    return out
+
+
 def model_picker(
     preds: np.ndarray, labels: np.ndarray, budgets: list[int], tuning_par: np.ndarray | float,
     seed: int, n_runs: int = 1, stop_at_budget: bool = True,
@@ -151,38 +160,48 @@ def model_picker(
     bmax = budgets[-1]
     perm = np.argsort(rng.random((R, N)), axis=1)
     eta0 = np.sqrt(np.log(M) / 2.0)
-    L = np.zeros((R, M))
+    # models x runs layout: reductions over models run across the R runs at once
+    LT = np.zeros((M, R))  # importance-weighted losses L
+    Ld = np.zeros((M, R))  # L - min over models (changes only when a run queries)
     nq = np.zeros(R, dtype=np.int64)
     nb = len(budgets)
     best = np.full((R, nb), -1, dtype=np.int64)
     scores = np.zeros((R, nb, M))
     used = np.zeros((R, nb), dtype=np.int64)
     barr = np.asarray(budgets)
-    wrong = y[None, :] != Y  # (M, N) -- read only at queried instances
+    yt = np.ascontiguousarray(Y.T)  # (N, M)
+    wrong = y[:, None] != yt  # (N, M) -- read only at queried instances
+    cidT = np.ascontiguousarray(_class_ids(yt).T)  # (M, N): first model predicting the same class
+    disagree = (yt != yt[:, :1]).any(axis=1)  # (N,) the models disagree on the instance
+    cols = np.arange(R)
+    permT = np.ascontiguousarray(perm.T)  # (N, R): instance of step t in every run
     for t in range(1, N + 1):
-        x = perm[:, t - 1]
-        Yt = Y[:, x].T  # (R, M)
+        x = permT[t - 1]
         eta = eta0 / np.sqrt(t)
-        w = np.exp(-eta * (L - L.min(axis=1, keepdims=True)))
-        w /= w.sum(axis=1, keepdims=True)
-        same = Yt[:, :, None] == Yt[:, None, :]
-        W = np.einsum("rmk,rk->rm", same, w)  # weight of the class predicted by model m
-        u = tp * (W * (1.0 - W)).max(axis=1)
-        u = np.where(np.isfinite(u), np.minimum(u, 1.0), 0.0)
-        dis = (Yt != Yt[:, :1]).any(axis=1)
-        u = np.where(dis & (u > 0), np.minimum(np.maximum(u, eta), 1.0), 0.0)
-        z = dis & (rng.random(R) < u)
+        w = np.exp(-eta * Ld)
+        w /= w.sum(axis=0)
+        # weight of the class predicted by model m: posterior mass of the models predicting it
+        idx = cidT[:, x] * R + cols  # (M, R) bins (class id, run)
+        W = np.bincount(idx.ravel(), weights=w.ravel(), minlength=M * R)[idx]
+        u = tp * (W * (1.0 - W)).max(axis=0)
+        # u > 1 -> 1 and non-finite -> 0; on disagreement instances u > 0 is floored at eta_t
+        # and capped at 1 (spec 9 steps 3-4), i.e. min(max(u, eta_t), 1); else 0
+        u = np.where(disagree[x] & np.isfinite(u) & (u > 0), np.minimum(np.maximum(u, eta), 1.0), 0.0)
+        z = rng.random(R) < u  # u = 0 off disagreement: never queried
         if z.any():
-            L[z] += wrong[:, x[z]].T / u[z, None]
+            LT[:, z] += wrong[x[z]].T / u[z]
+            Ld[:, z] = LT[:, z] - LT[:, z].min(axis=0)
             nq[z] += 1
             hit = z[:, None] & (nq[:, None] == barr[None, :])
             if hit.any():
                 r_i, b_i = np.nonzero(hit)
-                best[r_i, b_i] = _argmin_random(L[r_i], rng)
-                scores[r_i, b_i] = -L[r_i]
+                Lr = LT[:, r_i].T
+                best[r_i, b_i] = _argmin_random(Lr, rng)
+                scores[r_i, b_i] = -Lr
                 used[r_i, b_i] = barr[b_i]
         if stop_at_budget and (nq >= bmax).all():
             break
+    L = LT.T
     final = _argmin_random(L, rng)
     miss = best < 0
     if miss.any():

@@ -323,7 +323,10 @@ def _guide(P: np.ndarray, ctx: dict[str, Any]) -> np.ndarray:
     the given per-model features when they share a width."""
     f = ctx.get("features")
     if f is not None and len({np.shape(x) for x in f}) == 1:
-        return np.mean([np.asarray(x, dtype=np.float64) for x in f], axis=0)
+        acc = np.zeros(np.shape(f[0]))
+        for x in f:  # accumulate in float64 without a stacked (M, N, D) float64 copy
+            acc += x
+        return acc / len(f)
     return P.mean(axis=0, dtype=np.float64)
 
 
