@@ -183,3 +183,22 @@ def test_coda_eig_equals_the_dense_form():
         cand = c.candidates()
         assert c.eig(cand) == pytest.approx(c.eig_dense(cand), rel=1e-9, abs=1e-12)
         c.add_label(n, lab)
+
+
+def test_coda_cached_state_equals_recomputation_from_d():
+    """After labels, the cached A / pi, P_best and EIG equal their spec 10 formulas recomputed
+    from D: pi_n from A[h, n, c] = sum_j D[h, c, j] P[h, n, j], P_best from the Beta grids."""
+    P, y = _zoo(6, 200, 9, [0.4, 0.5, 0.6, 0.7, 0.55, 0.65], 13)
+    c = F.Coda(P.astype(np.float32))
+    Pf = P.astype(np.float32).astype(np.float64)
+    for n in [5, 17, 40, 41, 99, 150]:
+        c.add_label(n, int(y[n]))
+    A = np.einsum("hnj,hcj->nc", Pf, c.D)
+    pi_n = A / np.maximum(A.sum(axis=1, keepdims=True), 1e-12)
+    np.testing.assert_allclose(c.pi_n, pi_n, rtol=1e-12)
+    np.testing.assert_allclose(c.pi, pi_n.sum(0) / pi_n.sum(), rtol=1e-12)
+    al = np.einsum("hcc->hc", c.D)
+    pdf, lc = F._beta_pdf_logcdf(al.T, (c.D.sum(axis=2) - al).T)
+    np.testing.assert_allclose(c.pbest(), c.pi @ F._pbest_rows(pdf, lc), rtol=1e-12)
+    cand = c.candidates()
+    np.testing.assert_allclose(c.eig(cand), c.eig_dense(cand), rtol=1e-9, atol=1e-12)
