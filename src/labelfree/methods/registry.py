@@ -409,7 +409,8 @@ def _mp(P: np.ndarray, labels: np.ndarray, budgets: Sequence[int], seed: int, n_
 
 
 @register("CODA", "fewlabel", cite="Kay et al., ICCV 2025; justinkay/coda@f240a4c (spec 10)",
-          note="EIG over every disagreement item: cost grows as N x K x M per label")
+          note="set-up: M dense (N x K) @ (K x K) products; per label O(N M^2) with cached "
+          "quadratures")
 def _coda(P: np.ndarray, labels: np.ndarray, budgets: Sequence[int], seed: int, n_runs: int = 1,
           **ctx: Any) -> FewLabelRuns:
     M, N, _ = P.shape
