@@ -1,4 +1,5 @@
-"""COT / COTT (scorecard spec section 3): exact OT checks against brute force and hand cases."""
+"""COT / COTT (scorecard spec section 3): exact OT checks against brute force, the n x n
+formulations (the authors' ``ot.emd`` call and the expanded assignment) and hand cases."""
 
 from __future__ import annotations
 
@@ -6,10 +7,56 @@ import itertools
 import random
 
 import numpy as np
+import ot
 import pytest
+from scipy.optimize import linear_sum_assignment
 
+from labelfree.methods import call, softmax
 from labelfree.methods import cot as C
-from labelfree.methods import softmax
+from labelfree.methods._common import n_workers
+
+
+def expanded_assign(P: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Oracle: the n x n assignment of label points (class k repeated counts[k] times) to samples,
+    solved by ``linear_sum_assignment`` (the implementation before POT; spec 3 accepts it as a
+    replacement of the authors' n x n ``ot.emd``). Returns each sample's class."""
+    rows = np.repeat(np.arange(P.shape[1]), counts)
+    r, c = linear_sum_assignment(P[:, rows].T, maximize=True)
+    out = np.empty(len(P), dtype=np.int64)
+    out[c] = rows[r]
+    return out
+
+
+def authors_cot_error(P: np.ndarray, labels: np.ndarray) -> float:
+    """COT error exactly as luyuzhe111/COT@392c0ff run_estimation.py computes it for one batch
+    (spec 3 steps 3-5): C_ji = ||e_l_j - p_i||_1 / 2, Pi = ot.emd([], [], C) with uniform
+    marginals, c_j = n sum_i Pi_ji C_ji, error = mean_j c_j."""
+    n, K = P.shape
+    Cst = np.abs(np.eye(K)[labels][:, None, :] - P[None, :, :]).sum(axis=2) / 2
+    Pi = ot.emd([], [], Cst, numItermax=int(1e8))
+    return float((n * (Pi * Cst).sum(axis=1)).mean())
+
+
+def _cases():
+    """(P, counts) pairs: generic softmax rows, and rows with exact cost ties (quantised
+    probabilities, repeated rows, one-hots), with absent classes among the counts."""
+    r = np.random.default_rng(7)
+    out = []
+    for t in range(24):
+        n, K = int(r.integers(5, 40)), int(r.integers(2, 7))
+        P = softmax(r.normal(size=(n, K)) * r.uniform(0.5, 6))
+        if t % 3 == 1:
+            P = np.round(P * 4) + 1e-300  # quantised: many equal costs
+            P /= P.sum(axis=1, keepdims=True)
+        elif t % 3 == 2:
+            P = np.eye(K)[r.integers(0, K, n)]  # one-hot rows: ties everywhere
+        w = r.dirichlet(np.ones(K))
+        if t % 4 == 0:
+            w[0] = 0.0  # a class absent from the label multiset
+            w /= w.sum()
+        counts = np.bincount(r.choice(K, size=n, p=w), minlength=K)
+        out.append((P, counts))
+    return out
 
 
 def test_label_counts_follow_sample_label_dist():
@@ -30,6 +77,50 @@ def test_transport_matches_brute_force():
     k = C.transport_assign(P, counts)
     assert np.bincount(k, minlength=3).tolist() == counts.tolist()
     assert (1 - P[np.arange(6), k]).sum() == pytest.approx(best)
+
+
+@pytest.mark.parametrize("case", range(24))
+def test_transport_equals_expanded_assignment(case):
+    # spec 3 "equivalent fast path": the n x K transport has the n x n optimum; ties may assign
+    # differently, the objective may not
+    P, counts = _cases()[case]
+    k = C.transport_assign(P, counts)
+    assert np.bincount(k, minlength=P.shape[1]).tolist() == counts.tolist()
+    k0 = expanded_assign(P, counts)
+    n = len(P)
+    assert (1 - P[np.arange(n), k]).sum() == pytest.approx((1 - P[np.arange(n), k0]).sum(),
+                                                           abs=1e-12 * n)
+
+
+def test_transport_per_sample_costs_without_ties():
+    # generic (continuous) rows have a unique optimum: per-sample costs equal the oracle's
+    r = np.random.default_rng(11)
+    for _ in range(10):
+        P = softmax(r.normal(size=(60, 5)) * 3)
+        counts = np.bincount(r.integers(0, 5, 60), minlength=5)
+        k, k0 = C.transport_assign(P, counts), expanded_assign(P, counts)
+        np.testing.assert_array_equal(k, k0)
+
+
+def test_cot_equals_authors_nxn_emd():
+    # spec 3 steps 1-5: the authors' n x n ot.emd with the same multiset gives the same error
+    r = np.random.default_rng(4)
+    for n, K in [(30, 3), (50, 5), (41, 7)]:
+        P = softmax(r.normal(size=(n, K)) * 2)
+        y = r.integers(0, K, 3 * n)
+        counts = C.label_counts(C.label_distribution(y, K), n, random.Random(10))
+        labels = np.repeat(np.arange(K), counts)
+        assert C.cot(P, y).error == pytest.approx(authors_cot_error(P, labels), abs=1e-12)
+
+
+def test_cot_weighted_emd_check():
+    # spec 3 check 5: ot.emd2(counts/n, ones(n)/n, (1 - P).T) equals COT
+    r = np.random.default_rng(5)
+    P = softmax(r.normal(size=(70, 6)) * 2)
+    y = r.integers(0, 6, 200)
+    counts = C.label_counts(C.label_distribution(y, 6), 70, random.Random(10))
+    w = ot.emd2(counts / 70, np.ones(70) / 70, (1 - P).T)
+    assert C.cot(P, y).error == pytest.approx(w, abs=1e-12)
 
 
 def test_cot_uniform_and_perfect_cases():
@@ -59,6 +150,41 @@ def test_cott_on_its_own_source():
     res = C.cott(P, P, y)
     assert res.error == pytest.approx((n_inc - 1) / 40)
     assert C.cott(P, P, y, threshold_rule="exact").error == pytest.approx(n_inc / 40)
+
+
+def test_cot_multibatch_follows_the_authors_batches():
+    # spec 3 multi-batch [code]: Python RNG seeded once; per batch random.choices(range(n), k=b)
+    # rows (with replacement) and a fresh multiset of size b; errors averaged
+    r = np.random.default_rng(6)
+    n, K, b = 50, 4, 20
+    P = softmax(r.normal(size=(n, K)) * 2)
+    y = r.integers(0, K, 100)
+    g = random.Random(10)
+    errs = []
+    for _ in range(3):  # ceil(50 / 20)
+        Pb = P[np.asarray(g.choices(range(n), k=b))]
+        labels = np.repeat(np.arange(K), C.label_counts(C.label_distribution(y, K), b,
+                                                        random.Random(10)))
+        errs.append(authors_cot_error(Pb, labels))
+    assert C.cot(P, y, batch_size=b).error == pytest.approx(np.mean(errs), abs=1e-12)
+
+
+def test_registry_cot_threads_match_per_model():
+    r = np.random.default_rng(8)
+    P = softmax(r.normal(size=(5, 40, 4)) * 2)
+    Ps = softmax(r.normal(size=(5, 60, 4)) * 2)
+    ys = r.integers(0, 4, 60)
+    got = call("estimate", "COT", P, source_labels=ys)
+    assert got.tolist() == [C.cot(P[m], ys).accuracy for m in range(5)]
+    got = call("estimate", "COTT", P, source_probs=Ps, source_labels=ys)
+    assert got.tolist() == [C.cott(P[m], Ps[m], ys).accuracy for m in range(5)]
+
+
+def test_n_workers_follows_omp_num_threads(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    assert n_workers() == 1
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert n_workers() >= 1
 
 
 def test_cot_multibatch_is_seeded():

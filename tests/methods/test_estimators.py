@@ -82,6 +82,47 @@ def test_nuclear_norm_gram_matches_svd():
     assert 0 <= E.nuclear_norm(P) <= 1
 
 
+# ------------------------------------------------------------------------------ Frechet distance
+
+
+def _syp_fd(a, b):
+    from labelfree.syp.indicators import feature_stats, frechet_distance
+
+    return frechet_distance(feature_stats(a), feature_stats(b))
+
+
+def test_frechet_distance_one_dimension_by_hand():
+    # syp spec 2.2 with D = 1: (m1 - m2)^2 + v1 + v2 - 2 sqrt(v1 v2) = (m1 - m2)^2 + (sd1 - sd2)^2
+    a = np.array([[0.0], [2.0], [4.0]])  # mean 2, unbiased variance 4
+    b = np.array([[1.0], [2.0]])  # mean 1.5, unbiased variance 0.5
+    assert E.frechet_distance(a, b) == pytest.approx(0.25 + (2 - np.sqrt(0.5)) ** 2, rel=1e-12)
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.05, 1.0])
+def test_frechet_distance_equals_syp_sqrtm(shift):
+    # the eigen form equals syp.indicators.frechet_distance (scipy sqrtm) within 1e-6 relative,
+    # also when the two sets come from one distribution (FD small against the traces)
+    r = np.random.default_rng(9)
+    D = 24
+    A = r.normal(size=(D, D)) / np.sqrt(D)
+    a = (r.normal(size=(800, D)) @ A + r.integers(0, 7, 800)[:, None] % 3).astype(np.float32)
+    b = (r.normal(size=(600, D)) @ (A + shift * r.normal(size=(D, D)) / np.sqrt(D))
+         + shift + r.integers(0, 7, 600)[:, None] % 3).astype(np.float32)
+    ref = _syp_fd(a, b)
+    assert E.frechet_distance(a, b) == pytest.approx(ref, rel=1e-6)
+    assert E.frechet_distance(b, a) == pytest.approx(ref, rel=1e-6)  # symmetric
+    x = a.astype(np.float64)
+    assert abs(E.frechet_distance(x, x)) < 1e-9 * np.trace(np.cov(x, rowvar=False))
+    assert np.array_equal(x, a.astype(np.float64))  # input not modified
+
+
+def test_frechet_distance_singular_covariance_is_syp_value():
+    # N < D: singular covariance -> syp's sqrtm path (with its eps retry) gives the value
+    r = np.random.default_rng(10)
+    a, b = r.normal(size=(5, 8)), r.normal(size=(30, 8)) + 0.3
+    assert E.frechet_distance(a, b) == pytest.approx(_syp_fd(a, b), rel=1e-6)
+
+
 # ------------------------------------------------------------------------------------ ATC, DoC
 
 

@@ -87,6 +87,58 @@ def test_model_picker_picks_true_best_on_easy_zoo():
     assert np.array_equal(rb.best, again.best) and np.array_equal(rb.scores, again.scores)
 
 
+def _model_picker_literal(Y, y, budgets, tp, seed, R):
+    """Oracle: the per-step form of spec 9 as first written here (runs x models, the (R, M, M)
+    class-equality tensor), same RNG call order as F.model_picker; full stream."""
+    M, N = Y.shape
+    rng = np.random.default_rng(seed)
+    tp = np.broadcast_to(np.asarray(tp, dtype=np.float64), (R,))
+    perm = np.argsort(rng.random((R, N)), axis=1)
+    eta0 = np.sqrt(np.log(M) / 2.0)
+    L = np.zeros((R, M))
+    nq = np.zeros(R, dtype=np.int64)
+    best = np.full((R, len(budgets)), -1)
+    scores = np.zeros((R, len(budgets), M))
+    wrong = y[None, :] != Y
+    for t in range(1, N + 1):
+        x = perm[:, t - 1]
+        Yt = Y[:, x].T
+        eta = eta0 / np.sqrt(t)
+        w = np.exp(-eta * (L - L.min(axis=1, keepdims=True)))
+        w /= w.sum(axis=1, keepdims=True)
+        W = np.einsum("rmk,rk->rm", Yt[:, :, None] == Yt[:, None, :], w)
+        u = tp * (W * (1.0 - W)).max(axis=1)
+        u = np.where(np.isfinite(u), np.minimum(u, 1.0), 0.0)
+        dis = (Yt != Yt[:, :1]).any(axis=1)
+        u = np.where(dis & (u > 0), np.minimum(np.maximum(u, eta), 1.0), 0.0)
+        z = dis & (rng.random(R) < u)
+        if z.any():
+            L[z] += wrong[:, x[z]].T / u[z, None]
+            nq[z] += 1
+            hit = z[:, None] & (nq[:, None] == np.asarray(budgets)[None, :])
+            if hit.any():
+                r_i, b_i = np.nonzero(hit)
+                best[r_i, b_i] = F._argmin_random(L[r_i], rng)
+                scores[r_i, b_i] = -L[r_i]
+    return best, scores, nq
+
+
+@pytest.mark.parametrize("tp", [0.02, 1.0, 50.0])
+def test_model_picker_equals_the_literal_loop(tp):
+    # the bincount / models-by-runs rewrite makes the same queries and returns the same models
+    r = np.random.default_rng(12)
+    M, N, K = 7, 400, 30
+    y = r.integers(0, K, N)
+    Y = np.where(r.random((M, N)) < np.linspace(0.5, 0.8, M)[:, None], y, r.integers(0, K, (M, N)))
+    res = F.model_picker(Y, y, [5, 20], tp, seed=4, n_runs=9, stop_at_budget=False)
+    best, scores, nq = _model_picker_literal(Y, y, [5, 20], tp, 4, 9)
+    assert np.array_equal(res.queries, nq) and nq.min() >= 5
+    reached = best >= 0
+    assert reached[:, 0].all()
+    assert np.array_equal(res.best[reached], best[reached])
+    np.testing.assert_allclose(res.scores[reached], scores[reached], rtol=1e-12)
+
+
 # -------------------------------------------------------------------------------------- CODA
 
 
@@ -131,3 +183,22 @@ def test_coda_eig_equals_the_dense_form():
         cand = c.candidates()
         assert c.eig(cand) == pytest.approx(c.eig_dense(cand), rel=1e-9, abs=1e-12)
         c.add_label(n, lab)
+
+
+def test_coda_cached_state_equals_recomputation_from_d():
+    """After labels, the cached A / pi, P_best and EIG equal their spec 10 formulas recomputed
+    from D: pi_n from A[h, n, c] = sum_j D[h, c, j] P[h, n, j], P_best from the Beta grids."""
+    P, y = _zoo(6, 200, 9, [0.4, 0.5, 0.6, 0.7, 0.55, 0.65], 13)
+    c = F.Coda(P.astype(np.float32))
+    Pf = P.astype(np.float32).astype(np.float64)
+    for n in [5, 17, 40, 41, 99, 150]:
+        c.add_label(n, int(y[n]))
+    A = np.einsum("hnj,hcj->nc", Pf, c.D)
+    pi_n = A / np.maximum(A.sum(axis=1, keepdims=True), 1e-12)
+    np.testing.assert_allclose(c.pi_n, pi_n, rtol=1e-12)
+    np.testing.assert_allclose(c.pi, pi_n.sum(0) / pi_n.sum(), rtol=1e-12)
+    al = np.einsum("hcc->hc", c.D)
+    pdf, lc = F._beta_pdf_logcdf(al.T, (c.D.sum(axis=2) - al).T)
+    np.testing.assert_allclose(c.pbest(), c.pi @ F._pbest_rows(pdf, lc), rtol=1e-12)
+    cand = c.candidates()
+    np.testing.assert_allclose(c.eig(cand), c.eig_dense(cand), rtol=1e-9, atol=1e-12)

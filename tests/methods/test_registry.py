@@ -82,3 +82,31 @@ def test_fast_paths_equal_the_syp_functions(zoo):
     atc = call("estimate", "ATC-SYP", P, source_probs=Ps, source_labels=ys)
     ref = [atc_garg_estimate(P[m], atc_garg_threshold(Ps[m], ys)) / 100 for m in range(len(P))]
     assert atc == pytest.approx(ref, abs=1e-12)
+
+
+def test_threaded_nuclear_norm_and_fd_equal_per_model(zoo):
+    # the registry runs NuclearNorm and FD over models on threads (single-threaded BLAS each)
+    from labelfree.methods import estimators as E
+
+    P = zoo["P"]
+    got = call("rank", "NuclearNorm", P)
+    assert got.tolist() == [E.nuclear_norm(P[m]) for m in range(len(P))]
+    fd = call("rank", "FD", P, features=zoo["feats"], source_features=zoo["sfeats"])
+    np.testing.assert_allclose(fd, [-_fd(zoo["sfeats"][m], zoo["feats"][m]) for m in range(len(P))],
+                               rtol=1e-6)
+
+
+def _fd(a, b):
+    from labelfree.syp.indicators import feature_stats, frechet_distance
+
+    return frechet_distance(feature_stats(a), feature_stats(b))
+
+
+def test_guide_is_the_mean_of_the_features(zoo):
+    # PACE/CES guide: the mean of the per-model features, accumulated without a float64 stack
+    from labelfree.methods.registry import _guide
+
+    f32 = [f.astype(np.float32) for f in zoo["feats"]]
+    np.testing.assert_allclose(_guide(zoo["P"], {"features": f32}),
+                               np.mean([f.astype(np.float64) for f in f32], axis=0), rtol=1e-14)
+    assert np.array_equal(_guide(zoo["P"], {}), zoo["P"].mean(axis=0))

@@ -7,6 +7,7 @@ method computes with them; storage may stay float32 (converted one model at a ti
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -70,3 +71,13 @@ def check_labels(labels: np.ndarray, n: int, K: int, name: str = "labels") -> np
     if y.size and (y.min() < 0 or y.max() >= K):
         raise MethodInputError(f"{name}: labels outside 0..{K - 1} (min {y.min()}, max {y.max()})")
     return y
+
+
+def n_workers() -> int:
+    """Threads a method may use over models: the CPUs this process may run on, capped by
+    ``OMP_NUM_THREADS`` when it is set (as BLAS is)."""
+    n = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    env = os.environ.get("OMP_NUM_THREADS", "")
+    if env.isdigit() and int(env) > 0:
+        n = min(n, int(env))
+    return max(1, n)

@@ -2,13 +2,14 @@
 luyuzhe111/COT@392c0ff ``run_estimation.py::main`` (branches COT/COTT), ``utils.py::compute_cott``,
 ``torch_datasets/configs.py::sample_label_dist``.
 
-The n x n optimal transport between a label multiset's one-hots and the softmax rows (uniform
-marginals) has an optimal vertex that is a permutation, so it is the assignment problem solved
-exactly by ``scipy.optimize.linear_sum_assignment`` (spec 3: an accepted replacement of POT's
-``ot.emd``). Its cost is O(n^2) memory and roughly O(n^2..n^3) time: COT is the slowest method of
-the registry (bench/methods_scorecard.py measures it). ``batch_size`` (default 10000, the authors'
-constant) bounds n per batch; smaller values trade fidelity for speed and are a departure from the
-code, to be reported where used.
+The authors solve an n x n optimal transport (label multiset's one-hots vs softmax rows, uniform
+marginals) with POT's ``ot.emd``. Its n label points take only K distinct values, so it is the
+n x K transportation problem ``ot.emd(ones(n), counts, 1 - P)`` (spec 3, "equivalent fast path"):
+same optimal cost, and POT's network simplex returns an integral vertex (each sample sent to one
+class), so per-sample costs equal those of the n x n optimum except under exact cost ties
+(tests/methods/test_cot.py checks both against the n x n solutions). Cost per call: O(n K) memory;
+bench/methods_scorecard.py times it. ``batch_size`` (default 10000, the authors' constant) bounds n
+per batch; smaller values are a departure from the code, to be reported where used.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from ._common import MethodInputError
 
@@ -51,22 +51,28 @@ def label_counts(d: np.ndarray, n: int, rng: random.Random) -> np.ndarray:
 def transport_assign(P: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Optimal class of every sample: argmin sum_i (1 - P[i, k_i]) s.t. #{i: k_i = k} = counts[k].
 
-    The expanded n x n assignment (label points x samples) solved exactly by
-    ``scipy.optimize.linear_sum_assignment`` (spec 3, accepted replacement of ``ot.emd``).
-    Returns (n,) int64.
+    The n x K transportation problem (supplies 1 per sample, demands ``counts``, cost 1 - P)
+    solved exactly by POT's network simplex ``ot.emd`` (spec 3, equivalent fast path of the
+    authors' n x n ``ot.emd``). Returns (n,) int64.
     """
+    import ot
+
     P = np.asarray(P, dtype=np.float64)
     n, K = P.shape
     counts = np.asarray(counts, dtype=np.int64)
-    if counts.sum() != n:
-        raise MethodInputError(f"COT: label multiset has {counts.sum()} labels for {n} samples")
+    if len(counts) != K or counts.min() < 0 or counts.sum() != n:
+        raise MethodInputError(f"COT: label multiset has {counts.sum()} labels in {len(counts)} "
+                               f"classes for {n} samples in {K}")
     if np.count_nonzero(counts) == 1:
         return np.full(n, int(np.flatnonzero(counts)[0]), dtype=np.int64)
-    rows = np.repeat(np.arange(K), counts)
-    r, c = linear_sum_assignment(P[:, rows].T, maximize=True)
-    out = np.empty(n, dtype=np.int64)
-    out[c] = rows[r]
-    return out
+    G, log = ot.emd(np.ones(n), counts.astype(np.float64), 1.0 - P, numItermax=100_000_000,
+                    log=True)
+    if log["result_code"] != 1:
+        raise RuntimeError(f"COT: ot.emd did not reach the optimum: {log['warning']}")
+    k = G.argmax(axis=1)
+    if not np.all(G[np.arange(n), k] > 0.5):  # network simplex vertices are integral
+        raise RuntimeError("COT: ot.emd returned a fractional plan")
+    return k.astype(np.int64)
 
 
 def _matched_costs(P: np.ndarray, counts: np.ndarray) -> np.ndarray:

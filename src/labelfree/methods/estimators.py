@@ -30,18 +30,27 @@ def average_confidence(P: np.ndarray) -> np.ndarray:
 # ------------------------------------------------------------------------------ row reductions
 
 
+_ROWS = 256  # rows per block of the row reductions: float64 blocks stay in cache
+
+
 def plogp_rows(P: np.ndarray, eps: float = 0.0, normalise: bool = False) -> np.ndarray:
     """``sum_k p_k ln(p_k + eps)`` per row in float64 (0 ln 0 = 0 when eps = 0); with
-    ``normalise`` the rows are first divided by their sums (as ``syp.indicators.entropy``)."""
-    p = np.array(P, dtype=np.float64)
-    if normalise:
-        p /= p.sum(axis=1, keepdims=True)
-    if eps:
-        lg = np.log(p + eps)
-    else:
-        lg = np.zeros_like(p)
-        np.log(p, out=lg, where=p > 0)
-    return np.einsum("ij,ij->i", p, lg)
+    ``normalise`` the rows are first divided by their sums (as ``syp.indicators.entropy``).
+    Computed in blocks of rows (each row's arithmetic is unchanged)."""
+    A = np.asarray(P)
+    n = A.shape[0]
+    out = np.empty(n)
+    for s in range(0, n, _ROWS):
+        p = A[s:s + _ROWS].astype(np.float64)
+        if normalise:
+            p /= p.sum(axis=1, keepdims=True)
+        if eps:
+            lg = np.log(p + eps)
+        else:
+            lg = np.zeros_like(p)
+            np.log(p, out=lg, where=p > 0)
+        out[s:s + _ROWS] = np.einsum("ij,ij->i", p, lg)
+    return out
 
 
 # ------------------------------------------------------------------------------------------ MaNo
@@ -106,18 +115,23 @@ def mano(
 def mano_from_probs(P: np.ndarray, **kw) -> ManoResult:
     """MaNo with only probabilities: equal to ``mano(centred_log_probs(P))`` (the flagged fallback
     of spec 1), computed without the logits when the softmax branch is taken: softmax(ln p - c) =
-    p, and delta = mean_i(-mean_k ln p_ik) because logsumexp(ln p_i) = 0."""
+    p, and delta = mean_i(-mean_k ln p_ik) because logsumexp(ln p_i) = 0. One pass in blocks of
+    rows accumulates delta and the 4-norm; the Taylor branch builds the logits."""
     p = np.asarray(P)
-    lg = np.log(np.maximum(p, 1e-300, dtype=np.float64))
-    delta = float(-lg.mean())
-    if kw.get("criterion", "ce") == "ce" and delta > kw.get("threshold", 5.0) \
-            and kw.get("norm_order", 4.0) == 4.0:
-        q = np.asarray(p, dtype=np.float64) / p.sum(axis=1, keepdims=True, dtype=np.float64)
-        q *= q
-        return ManoResult(score=float(np.einsum("ij,ij->", q, q) / q.size) ** 0.25, delta=delta,
-                          branch="softmax")
-    lg -= lg.mean(axis=1, keepdims=True)
-    return mano(lg, **kw)
+    if p.ndim != 2:
+        raise MethodInputError(f"MaNo: probs must be (N, K), got {p.shape}")
+    if kw.get("criterion", "ce") == "ce" and kw.get("norm_order", 4.0) == 4.0:
+        lg_sum = q4_sum = 0.0
+        for s in range(0, p.shape[0], _ROWS):
+            b = p[s:s + _ROWS].astype(np.float64)
+            lg_sum += float(np.log(np.maximum(b, 1e-300)).sum())
+            b /= b.sum(axis=1, keepdims=True)
+            b *= b
+            q4_sum += float(np.einsum("ij,ij->", b, b))
+        delta = -lg_sum / p.size
+        if delta > kw.get("threshold", 5.0):
+            return ManoResult(score=(q4_sum / p.size) ** 0.25, delta=delta, branch="softmax")
+    return mano(centred_log_probs(p), **kw)
 
 
 def centred_log_probs(P: np.ndarray) -> np.ndarray:
@@ -163,6 +177,50 @@ def nuclear_norm(P: np.ndarray, *, normalise: str = "third_party", method: str =
     if normalise == "none":
         return nuc
     raise MethodInputError(f"nuclear norm normalise must be 'third_party' or 'none', got {normalise!r}")
+
+
+# ------------------------------------------------------------------------------ Frechet distance
+
+
+def feature_moments(feats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean (D,) and unbiased covariance (D, D) of (N, D) features, rows = samples: the values of
+    ``syp.indicators.feature_stats`` (``np.cov``) by one product ``Fc.T @ Fc`` of the centred
+    float64 features."""
+    f = np.array(feats, dtype=np.float64)  # a copy: centred in place
+    if f.ndim != 2 or len(f) < 2:
+        raise MethodInputError(f"FD: need (N>=2, D) features, got shape {f.shape}")
+    mu = f.mean(axis=0)
+    f -= mu
+    return mu, (f.T @ f) / (len(f) - 1)
+
+
+def frechet_distance(feats_a: np.ndarray, feats_b: np.ndarray) -> float:
+    """Squared Frechet distance of two feature sets (syp spec 2.2, Deng & Zheng 2021):
+    ``||mu_a - mu_b||^2 + Tr(S_a) + Tr(S_b) - 2 Tr((S_a S_b)^{1/2})``.
+
+    ``Tr((S_a S_b)^{1/2})`` is the sum of the square roots of the eigenvalues of ``S_a S_b``, which
+    are those of the symmetric ``C = S_a^{1/2} S_b S_a^{1/2}`` (similar matrices): one ``eigh`` of
+    S_a and one ``eigvalsh`` of C instead of ``scipy.linalg.sqrtm`` of the product. When either
+    covariance is singular (smallest eigenvalue <= 1e-10 x largest) the value is
+    ``syp.indicators.frechet_distance`` itself (sqrtm with its eps retry), so results equal it.
+    """
+    mu_a, s_a = feature_moments(feats_a)
+    mu_b, s_b = feature_moments(feats_b)
+    if mu_a.shape != mu_b.shape:
+        raise MethodInputError(f"FD: feature dims differ {mu_a.shape} vs {mu_b.shape}")
+    w, V = scipy.linalg.eigh(s_a)
+    w_b = scipy.linalg.eigvalsh(s_b)
+    if w[0] <= 1e-10 * w[-1] or w_b[0] <= 1e-10 * w_b[-1]:
+        from labelfree.syp.indicators import FeatureStats
+        from labelfree.syp.indicators import frechet_distance as syp_fd
+
+        return syp_fd(FeatureStats(mu_a, s_a), FeatureStats(mu_b, s_b))
+    r = np.sqrt(w)
+    C = (V.T @ s_b @ V) * np.outer(r, r)  # S_a^{1/2} S_b S_a^{1/2} in the eigenbasis of S_a
+    lam = scipy.linalg.eigvalsh(C)
+    diff = mu_a - mu_b
+    tr_sqrt = float(np.sqrt(np.clip(lam, 0.0, None)).sum())
+    return float(diff @ diff + w.sum() + w_b.sum() - 2.0 * tr_sqrt)
 
 
 # ------------------------------------------------------------------------------------ ATC and DoC

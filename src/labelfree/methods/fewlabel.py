@@ -126,6 +126,15 @@ def _argmin_random(L: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return key.argmax(axis=1)
 
 
+def _class_ids(YT: np.ndarray, block: int = 4096) -> np.ndarray:
+    """(N, M) predictions -> (N, M) index of the first model predicting the same class."""
+    out = np.empty(YT.shape, dtype=np.int64)
+    for s in range(0, len(YT), block):
+        b = YT[s:s + block]
+        out[s:s + block] = (b[:, :, None] == b[:, None, :]).argmax(axis=2)
+    return out
+
+
 def model_picker(
     preds: np.ndarray, labels: np.ndarray, budgets: list[int], tuning_par: np.ndarray | float,
     seed: int, n_runs: int = 1, stop_at_budget: bool = True,
@@ -151,38 +160,48 @@ def model_picker(
     bmax = budgets[-1]
     perm = np.argsort(rng.random((R, N)), axis=1)
     eta0 = np.sqrt(np.log(M) / 2.0)
-    L = np.zeros((R, M))
+    # models x runs layout: reductions over models run across the R runs at once
+    LT = np.zeros((M, R))  # importance-weighted losses L
+    Ld = np.zeros((M, R))  # L - min over models (changes only when a run queries)
     nq = np.zeros(R, dtype=np.int64)
     nb = len(budgets)
     best = np.full((R, nb), -1, dtype=np.int64)
     scores = np.zeros((R, nb, M))
     used = np.zeros((R, nb), dtype=np.int64)
     barr = np.asarray(budgets)
-    wrong = y[None, :] != Y  # (M, N) -- read only at queried instances
+    yt = np.ascontiguousarray(Y.T)  # (N, M)
+    wrong = y[:, None] != yt  # (N, M) -- read only at queried instances
+    cidT = np.ascontiguousarray(_class_ids(yt).T)  # (M, N): first model predicting the same class
+    disagree = (yt != yt[:, :1]).any(axis=1)  # (N,) the models disagree on the instance
+    cols = np.arange(R)
+    permT = np.ascontiguousarray(perm.T)  # (N, R): instance of step t in every run
     for t in range(1, N + 1):
-        x = perm[:, t - 1]
-        Yt = Y[:, x].T  # (R, M)
+        x = permT[t - 1]
         eta = eta0 / np.sqrt(t)
-        w = np.exp(-eta * (L - L.min(axis=1, keepdims=True)))
-        w /= w.sum(axis=1, keepdims=True)
-        same = Yt[:, :, None] == Yt[:, None, :]
-        W = np.einsum("rmk,rk->rm", same, w)  # weight of the class predicted by model m
-        u = tp * (W * (1.0 - W)).max(axis=1)
-        u = np.where(np.isfinite(u), np.minimum(u, 1.0), 0.0)
-        dis = (Yt != Yt[:, :1]).any(axis=1)
-        u = np.where(dis & (u > 0), np.minimum(np.maximum(u, eta), 1.0), 0.0)
-        z = dis & (rng.random(R) < u)
+        w = np.exp(-eta * Ld)
+        w /= w.sum(axis=0)
+        # weight of the class predicted by model m: posterior mass of the models predicting it
+        idx = cidT[:, x] * R + cols  # (M, R) bins (class id, run)
+        W = np.bincount(idx.ravel(), weights=w.ravel(), minlength=M * R)[idx]
+        u = tp * (W * (1.0 - W)).max(axis=0)
+        # u > 1 -> 1 and non-finite -> 0; on disagreement instances u > 0 is floored at eta_t
+        # and capped at 1 (spec 9 steps 3-4), i.e. min(max(u, eta_t), 1); else 0
+        u = np.where(disagree[x] & np.isfinite(u) & (u > 0), np.minimum(np.maximum(u, eta), 1.0), 0.0)
+        z = rng.random(R) < u  # u = 0 off disagreement: never queried
         if z.any():
-            L[z] += wrong[:, x[z]].T / u[z, None]
+            LT[:, z] += wrong[x[z]].T / u[z]
+            Ld[:, z] = LT[:, z] - LT[:, z].min(axis=0)
             nq[z] += 1
             hit = z[:, None] & (nq[:, None] == barr[None, :])
             if hit.any():
                 r_i, b_i = np.nonzero(hit)
-                best[r_i, b_i] = _argmin_random(L[r_i], rng)
-                scores[r_i, b_i] = -L[r_i]
+                Lr = LT[:, r_i].T
+                best[r_i, b_i] = _argmin_random(Lr, rng)
+                scores[r_i, b_i] = -Lr
                 used[r_i, b_i] = barr[b_i]
         if stop_at_budget and (nq >= bmax).all():
             break
+    L = LT.T
     final = _argmin_random(L, rng)
     miss = best < 0
     if miss.any():
@@ -249,19 +268,30 @@ class CodaResult:
 class Coda:
     """CODA (Kay et al., ICCV 2025), spec 10; justinkay/coda@f240a4c ``coda/coda.py::CODA``.
 
-    ``P`` (H, N, C) pool probabilities. Float64 numpy (the authors use float32 torch).
+    ``P`` (H, N, C) pool probabilities (kept in its dtype; arithmetic in float64; the authors use
+    float32 torch). A label changes row y of every D[h] only, so everything that depends on
+    class c alone is cached and recomputed for class y after ``add_label``: the likelihood weights
+    A (column y, spec 10 "class marginals"), the Beta pdf / log-cdf grids and P(h best | c) rows,
+    and the hypothetical rows of the EIG (keyed by class and the set of models predicting it on
+    an item). ``eig_dense`` recomputes the literal spec 10 form from D (tests compare them).
     """
 
     def __init__(self, P: np.ndarray, alpha: float = 0.9, learning_rate: float = 0.01,
                  multiplier: float = 2.0, diag_prior: bool = True, chunk: int | None = None):
-        self.P = np.asarray(P, dtype=np.float64)
+        self.P = np.asarray(P)
+        if not np.issubdtype(self.P.dtype, np.floating):
+            self.P = self.P.astype(np.float64)
         H, N, C = self.P.shape
-        # candidates per EIG chunk: bound the (chunk, C, H, 256) float64 temporaries to ~160 MB
         self.lr = learning_rate
+        # candidates per eig_dense chunk: bound the (chunk, C, H, 256) float64 temporaries
         self.chunk = chunk or max(1, int(2e7 // (C * H * _GRID.size)))
         self.pred = self.P.argmax(axis=2)  # (H, N)
-        ens = self.P.mean(axis=0).argmax(axis=1)
-        S = np.einsum("nc,hnj->hcj", np.eye(C)[ens], self.P)
+        ens = self.P.mean(axis=0, dtype=np.float64).argmax(axis=1)
+        # soft confusion S[h, c, j] = sum_{n: ens_n = c} P[h, n, j]: one-hot (C, N) sparse product
+        from scipy.sparse import csr_array
+
+        E = csr_array((np.ones(N), (ens, np.arange(N))), shape=(C, N))
+        S = np.stack([E @ self.P[h].astype(np.float64) for h in range(H)])
         S /= np.maximum(S.sum(axis=2, keepdims=True), 1e-6)
         if diag_prior:
             base = np.full((C, C), 1.0 / (C - 1))
@@ -270,13 +300,47 @@ class Coda:
             base = np.full((C, C), 2.0 / C)
         self.D = multiplier * (base[None] + (1.0 - alpha) * S)  # (H, C, C)
         self.unlabelled = np.ones(N, dtype=bool)
-        self._update_pi()
+        # A[n, c] = sum_h sum_j D[h, c, j] P[h, n, j] (unnormalised likelihood weights, as coded)
+        self._A = np.zeros((N, C))
+        for h in range(H):
+            self._A += self.P[h].astype(np.float64) @ self.D[h].T
+        self._norm_pi()
+        # per-class Beta grids and P(h best | c) rows: (C, H, G) and (C, H)
+        al, be = self._ab()
+        self._pdf, self._lc = _beta_pdf_logcdf(al.T, be.T)
+        self._pdfA, self._lcA = _beta_pdf_logcdf(al.T + 1.0, be.T)
+        self._pdfB, self._lcB = _beta_pdf_logcdf(al.T, be.T + 1.0)
+        self._r0 = _pbest_rows(self._pdf, self._lc)
+        self._rnone = _pbest_rows(self._pdfB, self._lcB)
+        # EIG pairs: every item n and each distinct class u predicted on it (first model to
+        # predict it), with the set of models predicting u; rows keyed by (class, model set)
+        Yc = self.pred.T  # (N, H)
+        first = np.ones((N, H), dtype=bool)
+        for h in range(1, H):
+            first[:, h] = (Yc[:, :h] != Yc[:, h:h + 1]).all(axis=1)
+        self._pair_n, pos = np.nonzero(first)
+        self._pair_c = Yc[self._pair_n, pos]
+        hit = Yc[self._pair_n] == self._pair_c[:, None]  # (pairs, H)
+        packed = np.packbits(hit, axis=1)
+        keys = np.concatenate([self._pair_c[:, None].astype(np.int64).view(np.uint8)
+                               .reshape(len(hit), -1), packed], axis=1)
+        _, first_idx, self._pair_key = np.unique(keys, axis=0, return_index=True,
+                                                 return_inverse=True)
+        self._pair_key = self._pair_key.ravel()
+        self._key_c = self._pair_c[first_idx]
+        self._key_hit = hit[first_idx]  # (U, H)
+        self._key_r = np.zeros((len(first_idx), H))
+        self._key_ok = np.zeros(len(first_idx), dtype=bool)
 
-    def _update_pi(self) -> None:
-        A = np.einsum("hnj,hcj->nc", self.P, self.D)  # sum over h of the likelihood weights
-        self.pi_n = A / np.maximum(A.sum(axis=1, keepdims=True), 1e-12)
-        pi = self.pi_n.sum(axis=0)
+    def _norm_pi(self) -> None:
+        self._rs = np.maximum(self._A.sum(axis=1), 1e-12)
+        pi = self._A.T @ (1.0 / self._rs)
         self.pi = pi / pi.sum()
+
+    @property
+    def pi_n(self) -> np.ndarray:
+        """pi_n(c) = A[n, c] / max(sum_c A[n, c], 1e-12) (spec 10), (N, C)."""
+        return self._A / self._rs[:, None]
 
     def _ab(self) -> tuple[np.ndarray, np.ndarray]:
         al = np.einsum("hcc->hc", self.D)
@@ -284,11 +348,10 @@ class Coda:
 
     def pbest(self) -> np.ndarray:
         """P_best(h) = sum_c pi(c) P(h best | c) (spec 10)."""
-        al, be = self._ab()
-        pdf, lc = _beta_pdf_logcdf(al.T, be.T)  # (C, H, G)
-        return self.pi @ _pbest_rows(pdf, lc)
+        return self.pi @ self._r0
 
     def _eig_parts(self):
+        """Literal per-call recomputation from D (used by ``eig_dense``)."""
         al, be = self._ab()
         pdf, lc = _beta_pdf_logcdf(al.T, be.T)  # (C, H, G)
         pdfA, lcA = _beta_pdf_logcdf(al.T + 1.0, be.T)
@@ -305,41 +368,53 @@ class Coda:
         mm = np.maximum(mix, 1e-12)
         return -(mm * np.log2(mm)).sum(axis=-1)
 
+    def _fill_keys(self, keys: np.ndarray) -> None:
+        """P(h best | c) after a hypothetical unit update of class c by the models of the key."""
+        H = self._key_hit.shape[1]
+        step = max(1, int(2e6 // (H * _GRID.size)))  # ~16 MB temporaries
+        for s in range(0, len(keys), step):
+            k = keys[s:s + step]
+            c, hit = self._key_c[k], self._key_hit[k][..., None]
+            pdf = np.where(hit, self._pdfA[c], self._pdfB[c])
+            lc = np.where(hit, self._lcA[c], self._lcB[c])
+            self._key_r[k] = _pbest_rows(pdf, lc)
+            self._key_ok[k] = True
+
     def eig(self, cand: np.ndarray) -> np.ndarray:
         """Expected information gain (bits) of labelling each candidate (spec 10, ``eig_batched``).
 
-        Exact rewrite: the hypothetical update of class c on item n depends only on which models
-        predict c on n, so every class no model predicts on n shares one value per class
-        (``none``), and only the <= H predicted classes of n need the quadrature: O(n H^2 G)
-        instead of O(n C H G). ``eig_dense`` is the literal form (tests compare them).
+        Exact rewrite: the hypothetical update of class c on item n depends only on c and the set
+        of models predicting c on n, so every class no model predicts on n shares one value per
+        class (``none``), and each predicted class needs the quadrature once per (class, set),
+        cached until a label of that class: O(n H^2) per call instead of O(n C H G).
+        ``eig_dense`` is the literal form (tests compare them).
         """
-        pdfA, lcA, pdfB, lcB, r0, mix0, h0 = self._eig_parts()
-        C, H = r0.shape
-        allc = np.arange(C)
-        h_none = self._h_after(_pbest_rows(pdfB, lcB), allc, r0, mix0)  # (C,)
-        base = self.pi_n[cand] @ h_none  # sum_c pi_n(c) H_none(c)
-        out = np.empty(len(cand))
-        step = max(1, int(2e7 // (H * H * _GRID.size)))  # ~160 MB temporaries
-        for s in range(0, len(cand), step):
-            ci = cand[s:s + step]
-            Yc = self.pred[:, ci].T  # (n, H): the class each model predicts
-            first = np.ones_like(Yc, dtype=bool)  # first occurrence of each class in the row
-            for h in range(1, H):
-                first[:, h] = (Yc[:, :h] != Yc[:, h:h + 1]).all(axis=1)
-            hit = Yc[:, :, None] == Yc[:, None, :]  # (n, u, h): model h predicts class u
-            pdf_h = np.where(hit[..., None], pdfA[Yc], pdfB[Yc])  # (n, u, H, G)
-            lc_h = np.where(hit[..., None], lcA[Yc], lcB[Yc])
-            r_hyp = _pbest_rows(pdf_h, lc_h)  # (n, u, H)
-            h_u = self._h_after(r_hyp, Yc, r0, mix0)  # (n, u)
-            corr = (np.take_along_axis(self.pi_n[ci], Yc, axis=1) * (h_u - h_none[Yc])
-                    * first).sum(axis=1)
-            out[s:s + step] = h0 - (base[s:s + step] + corr)
-        return out
+        cand = np.asarray(cand)
+        r0 = self._r0
+        mix0 = self.pi @ r0
+        m0 = np.maximum(mix0, 1e-12)
+        h0 = -(m0 * np.log2(m0)).sum()
+        h_none = self._h_after(self._rnone, np.arange(len(r0)), r0, mix0)  # (C,)
+        pos = np.full(self.P.shape[1], -1)
+        pos[cand] = np.arange(len(cand))
+        sel = np.flatnonzero(pos[self._pair_n] >= 0)
+        key = self._pair_key[sel]
+        todo = np.unique(key[~self._key_ok[key]])
+        if todo.size:
+            self._fill_keys(todo)
+        pc = self._pair_c[sel]
+        h_u = self._h_after(self._key_r[key], pc, r0, mix0)
+        pn = self._pair_n[sel]
+        w = self._A[pn, pc] / self._rs[pn]  # pi_n(c) of the pair
+        corr = np.bincount(pos[pn], weights=w * (h_u - h_none[pc]), minlength=len(cand))
+        base = (self._A @ h_none)[cand] / self._rs[cand]  # sum_c pi_n(c) H_none(c)
+        return h0 - (base + corr)
 
     def eig_dense(self, cand: np.ndarray) -> np.ndarray:
         """EIG with the quadrature for every (candidate, class): the literal spec 10 form."""
         pdfA, lcA, pdfB, lcB, r0, mix0, h0 = self._eig_parts()
         C = r0.shape[0]
+        pi_n = self.pi_n
         out = np.empty(len(cand))
         for s in range(0, len(cand), self.chunk):
             c_idx = cand[s:s + self.chunk]
@@ -348,7 +423,7 @@ class Coda:
             lc_h = np.where(hit[..., None], lcA[None], lcB[None])
             r_hyp = _pbest_rows(pdf_h, lc_h)  # (n, C, H)
             h_after = self._h_after(r_hyp, np.arange(C)[None, :], r0, mix0)  # (n, C)
-            out[s:s + self.chunk] = h0 - (self.pi_n[c_idx] * h_after).sum(axis=1)
+            out[s:s + self.chunk] = h0 - (pi_n[c_idx] * h_after).sum(axis=1)
         return out
 
     def candidates(self) -> np.ndarray:
@@ -357,11 +432,24 @@ class Coda:
         return np.flatnonzero(dis if dis.any() else self.unlabelled)
 
     def add_label(self, n: int, y: int) -> None:
-        """``D[h, y, yhat_h(n)] += learning_rate`` for every h, then recompute pi (spec 10)."""
+        """``D[h, y, yhat_h(n)] += learning_rate`` for every h, then recompute pi (spec 10): only
+        column y of A and the class-y rows of the caches change."""
         H = self.D.shape[0]
-        self.D[np.arange(H), y, self.pred[:, n]] += self.lr
+        hs = np.arange(H)
+        self.D[hs, y, self.pred[:, n]] += self.lr
         self.unlabelled[n] = False
-        self._update_pi()
+        # A[:, y] += lr * sum_h P[h, :, yhat_h(n)]
+        self._A[:, y] += self.lr * self.P[hs, :, self.pred[:, n]].sum(axis=0, dtype=np.float64)
+        self._norm_pi()
+        a = self.D[hs, y, y]
+        b = (self.D[:, y, :].sum(axis=1) - a)[None]  # (1, H): class y's Beta marginals
+        a = a[None]
+        self._pdf[y], self._lc[y] = (x[0] for x in _beta_pdf_logcdf(a, b))
+        self._pdfA[y], self._lcA[y] = (x[0] for x in _beta_pdf_logcdf(a + 1.0, b))
+        self._pdfB[y], self._lcB[y] = (x[0] for x in _beta_pdf_logcdf(a, b + 1.0))
+        self._r0[y] = _pbest_rows(self._pdf[y], self._lc[y])
+        self._rnone[y] = _pbest_rows(self._pdfB[y], self._lcB[y])
+        self._key_ok[self._key_c == y] = False
 
 
 def coda(P: np.ndarray, labels: np.ndarray, budget: int, seed: int, prefilter_n: int = 0,

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +28,7 @@ import numpy as np
 from . import cot as _cot
 from . import estimators as E
 from . import fewlabel as F
-from ._common import MethodInputError, predictions, stack
+from ._common import MethodInputError, n_workers, predictions, stack
 
 KINDS = ("rank", "estimate", "select", "fewlabel")
 CTX_KEYS = ("logits", "features", "source_probs", "source_labels", "source_features")
@@ -119,6 +120,19 @@ def _each(P: np.ndarray, f: Callable[[np.ndarray], float]) -> np.ndarray:
     return np.array([f(P[m]) for m in range(P.shape[0])], dtype=np.float64)
 
 
+def _each_threaded(P: np.ndarray, f: Callable[[int], float]) -> np.ndarray:
+    """``f(m)`` for every model m on ``n_workers()`` threads, each with single-threaded BLAS (for
+    work that releases the GIL: POT's ``ot.emd``, LAPACK, large NumPy kernels)."""
+    M = P.shape[0]
+    w = min(M, n_workers())
+    if w <= 1:
+        return np.array([f(m) for m in range(M)], dtype=np.float64)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(max_workers=w) as pool:
+        return np.array(list(pool.map(f, range(M))), dtype=np.float64)
+
+
 def _src(ctx: dict[str, Any], P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     Ps = stack(ctx["source_probs"], "source_probs")
     ys = np.asarray(ctx["source_labels"])
@@ -162,13 +176,14 @@ def _atc_syp(P: np.ndarray, **ctx: Any) -> np.ndarray:
     # syp.baselines.atc_garg_threshold/estimate with syp's entropy computed by the one-pass
     # E.plogp_rows(normalise=True), equal to syp.indicators.entropy, tests/methods/test_registry
     Ps, ys = _src(ctx, P)
-    out = np.empty(P.shape[0])
-    for m in range(P.shape[0]):
+
+    def one(m: int) -> float:
         err = 1.0 - float(np.mean(Ps[m].argmax(1) == ys))
         s = np.sort(E.plogp_rows(Ps[m], normalise=True))
         t = float(s[min(int(round(err * len(s))), len(s) - 1)])
-        out[m] = float(np.mean(E.plogp_rows(P[m], normalise=True) >= t))
-    return out
+        return float(np.mean(E.plogp_rows(P[m], normalise=True) >= t))
+
+    return _each_threaded(P, one)
 
 
 def _atc(score: str) -> Callable[..., np.ndarray]:
@@ -176,7 +191,7 @@ def _atc(score: str) -> Callable[..., np.ndarray]:
         Ps, ys = _src(ctx, P)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return np.array([E.atc(P[m], Ps[m], ys, score=score) for m in range(P.shape[0])])
+            return _each_threaded(P, lambda m: E.atc(P[m], Ps[m], ys, score=score))
 
     return fn
 
@@ -191,20 +206,20 @@ register("ATC-NE", "estimate", ["source_probs", "source_labels"],
 
 @register("COT", "estimate", ["source_labels"],
           cite="Lu et al., NeurIPS 2023; luyuzhe111/COT@392c0ff run_estimation.py (spec 3)",
-          note="exact assignment; O(n^2) memory, slow for n in the thousands")
+          note="exact n x K transport by POT ot.emd; models on n_workers() threads")
 def _cot_est(P: np.ndarray, **ctx: Any) -> np.ndarray:
     ys = np.asarray(ctx["source_labels"])
-    return _each(P, lambda p: _cot.cot(p, ys).accuracy)
+    return _each_threaded(P, lambda m: _cot.cot(P[m], ys).accuracy)
 
 
 @register("COTT", "estimate", ["source_probs", "source_labels"],
           cite="Lu et al., NeurIPS 2023; luyuzhe111/COT@392c0ff utils.py::compute_cott (spec 3)",
-          note="exact assignment; O(n^2) memory, slow for n in the thousands")
+          note="exact n x K transport by POT ot.emd; models on n_workers() threads")
 def _cott_est(P: np.ndarray, **ctx: Any) -> np.ndarray:
     Ps, ys = _src(ctx, P)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return np.array([_cot.cott(P[m], Ps[m], ys).accuracy for m in range(P.shape[0])])
+        return _each_threaded(P, lambda m: _cot.cott(P[m], Ps[m], ys).accuracy)
 
 
 @register("GDE", "estimate", cite="Jiang et al., ICLR 2022 (spec 6; partner = mean over others)")
@@ -261,31 +276,30 @@ def _crc_pair(P: np.ndarray, **ctx: Any) -> np.ndarray:
 @register("Entropy", "rank", study="syp", cite="syp.baselines.entropy_score (negated; computed "
           "by the one-pass E.plogp_rows, equal to it in tests)")
 def _entropy(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    return _each(P, lambda p: float(E.plogp_rows(p, normalise=True).mean()))
+    return _each_threaded(P, lambda m: float(E.plogp_rows(P[m], normalise=True).mean()))
 
 
 @register("FD", "rank", ["features", "source_features"], study="syp",
-          cite="Deng & Zheng, CVPR 2021; syp.indicators.frechet_distance (negated)")
+          cite="Deng & Zheng, CVPR 2021; syp.indicators.frechet_distance (negated; computed by "
+          "E.frechet_distance, equal to it in tests)")
 def _fd(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    from labelfree.syp.indicators import feature_stats, frechet_distance
-
+    # E.frechet_distance equals syp.indicators.frechet_distance(feature_stats(.), ...) (tests)
     f, fs = ctx["features"], ctx["source_features"]
-    return -np.array([frechet_distance(feature_stats(fs[m]), feature_stats(f[m]))
-                      for m in range(P.shape[0])])
+    return -_each_threaded(P, lambda m: E.frechet_distance(fs[m], f[m]))
 
 
 @register("MaNo", "rank", cite="Xie et al., NeurIPS 2024; Renchunzi-Xie/MaNo@b9c0262 (spec 1)",
           note="uses logits; with probabilities only, row-centred log-probabilities (flagged fallback)")
 def _mano(P: np.ndarray, **ctx: Any) -> np.ndarray:
     if ctx.get("logits") is None:
-        return _each(P, lambda p: E.mano_from_probs(p).score)
+        return _each_threaded(P, lambda m: E.mano_from_probs(P[m]).score)
     return np.array([E.mano(_logits_of(P, m, ctx)).score for m in range(P.shape[0])])
 
 
 @register("NuclearNorm", "rank", cite="Deng et al., ICML 2023 (spec 2; UNVERIFIED definition, "
           "third-party normalisation)")
 def _nuc(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    return _each(P, E.nuclear_norm)
+    return _each_threaded(P, lambda m: E.nuclear_norm(P[m]))
 
 
 @register("Dispersion", "rank", ["features"],
@@ -309,7 +323,10 @@ def _guide(P: np.ndarray, ctx: dict[str, Any]) -> np.ndarray:
     the given per-model features when they share a width."""
     f = ctx.get("features")
     if f is not None and len({np.shape(x) for x in f}) == 1:
-        return np.mean([np.asarray(x, dtype=np.float64) for x in f], axis=0)
+        acc = np.zeros(np.shape(f[0]))
+        for x in f:  # accumulate in float64 without a stacked (M, N, D) float64 copy
+            acc += x
+        return acc / len(f)
     return P.mean(axis=0, dtype=np.float64)
 
 
@@ -392,7 +409,8 @@ def _mp(P: np.ndarray, labels: np.ndarray, budgets: Sequence[int], seed: int, n_
 
 
 @register("CODA", "fewlabel", cite="Kay et al., ICCV 2025; justinkay/coda@f240a4c (spec 10)",
-          note="EIG over every disagreement item: cost grows as N x K x M per label")
+          note="set-up: M dense (N x K) @ (K x K) products; per label O(N M^2) with cached "
+          "quadratures")
 def _coda(P: np.ndarray, labels: np.ndarray, budgets: Sequence[int], seed: int, n_runs: int = 1,
           **ctx: Any) -> FewLabelRuns:
     M, N, _ = P.shape
