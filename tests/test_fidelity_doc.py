@@ -78,16 +78,16 @@ TEMPLATES: list[tuple[str, str, str, Callable[[], list[str]]]] = [
      lambda: list(smk_literal(RULES / "pace.smk", "PACE_TABLES").values())),
     ("functions/pace.smk", 'f"results/pace/figures/{name}.png"', "results/pace/figures/{}.png",
      lambda: list(smk_literal(RULES / "pace.smk", "PACE_FIGURES").values())),
-    ("syp.smk", 'f"results/syp/tables/{k}.csv" for k in syp_study.TABLE_NAMES',
-     "results/syp/tables/{}.csv", lambda: list(module_literal(SRC / "syp" / "study.py", "TABLE_NAMES"))),
-    ("syp.smk", 'f"results/syp/figures/{k}.png" for k in syp_study.FIGURE_NAMES',
-     "results/syp/figures/{}.png", lambda: list(module_literal(SRC / "syp" / "study.py", "FIGURE_NAMES"))),
+    ("syp.smk", 'f"results/syp/tables/{k}.csv" for k in syp_layout.TABLE_NAMES',
+     "results/syp/tables/{}.csv", lambda: list(module_literal(SRC / "syp" / "layout.py", "TABLE_NAMES"))),
+    ("syp.smk", 'f"results/syp/figures/{k}.png" for k in syp_layout.FIGURE_NAMES',
+     "results/syp/figures/{}.png", lambda: list(module_literal(SRC / "syp" / "layout.py", "FIGURE_NAMES"))),
     ("functions/alphatrim.smk", 'f"results/alphatrim/tables/{exp}-{key}"',
      "results/alphatrim/tables/{{exp}}-{}.csv",
-     lambda: list(module_literal(SRC / "alphatrim" / "pipeline.py", "TABLES"))),
+     lambda: list(module_literal(SRC / "alphatrim" / "layout.py", "TABLES"))),
     ("functions/alphatrim.smk", 'f"results/alphatrim/figures/{exp}-{key}"',
      "results/alphatrim/figures/{{exp}}-{}.png",
-     lambda: list(module_literal(SRC / "alphatrim" / "pipeline.py", "FIGURES"))),
+     lambda: list(module_literal(SRC / "alphatrim" / "layout.py", "FIGURES"))),
     ("metamorphic.smk", 'f"results/metamorphic/tables/{t}.csv"', "results/metamorphic/tables/{}.csv",
      lambda: smk_literal(RULES / "metamorphic.smk", "MM_TABLES")),
     ("metamorphic.smk", 'f"results/metamorphic/figures/{f}.png"', "results/metamorphic/figures/{}.png",
@@ -207,8 +207,8 @@ def test_declared_outputs_follow_the_rule_lists():
     d = declared_outputs()
     assert "results/laf/tables/rq1_id.csv" in d  # LAF_TABLES, laf.smk
     assert "results/pace/tables/pace_table11_attacks.csv" in d  # PACE_TABLES, pace.smk
-    assert "results/syp/figures/fig10_sensitivity.png" in d  # syp/study.py FIGURE_NAMES
-    assert "results/alphatrim/tables/{exp}-table5-transfer.csv" in d  # alphatrim/pipeline.py
+    assert "results/syp/figures/fig10_sensitivity.png" in d  # syp/layout.py FIGURE_NAMES
+    assert "results/alphatrim/tables/{exp}-table5-transfer.csv" in d  # alphatrim/layout.py
     assert "results/metamorphic/annotation/rq1_sample.csv" in d  # plain path in metamorphic.smk
     assert "results/infer/{zoo}/accuracy.csv" in d  # Snakemake wildcard in inference.smk
     assert "results/pace/tables/pace_table12_css_cov.csv" not in d
