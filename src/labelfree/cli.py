@@ -17,21 +17,28 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-SUFFIXES = (".npy", ".npz", ".csv")
+from labelfree.zoo import predictions as PZ
+
 EXAMPLES = """examples:
   labelfree rank preds/                         # every model file in preds/, LaF and baselines
   labelfree estimate preds/ --source val/ --source-labels val_labels.npy
+  labelfree rank preds/ --features feats/ --method Dispersion   # feats/<model>.npy, N x D
   labelfree select preds/ --budget 50 --csv > to_label.csv
   labelfree estimate preds/ --labels labelled.csv   # accuracy from the labelled picks
   labelfree methods                             # what is registered, and what each needs
 """
+#: --input choices; `probs` is short for `probabilities`.
+INPUT_KINDS = {"auto": "auto", "probs": "probabilities", "probabilities": "probabilities",
+               "logits": "logits"}
 
 
 class InputError(Exception):
-    """Bad input; the message names the file."""
+    """Bad input; the message names the file (and the model)."""
 
 
 # --------------------------------------------------------------------------------- loading
+# Every prediction, label and feature file is read and checked by labelfree.zoo.predictions,
+# the reader of the workflow's prediction zoos: the same formats, checks and messages.
 
 
 def model_files(paths: Sequence[str]) -> list[Path]:
@@ -39,7 +46,8 @@ def model_files(paths: Sequence[str]) -> list[Path]:
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            files = sorted(f for f in p.iterdir() if f.suffix.lower() in SUFFIXES and f.is_file())
+            files = sorted(f for f in p.iterdir() if f.suffix.lower() in PZ.EXTENSIONS
+                           and f.is_file() and not f.name.startswith("."))
             if not files:
                 raise InputError(f"{p}: folder holds no .npy, .npz or .csv file")
             out += files
@@ -50,109 +58,95 @@ def model_files(paths: Sequence[str]) -> list[Path]:
     return out
 
 
-def read_array(path: Path) -> np.ndarray:
-    """Read one array: .npy, .npz (key 'probs', 'logits' or the only array), .csv (no header)."""
-    try:
-        suf = path.suffix.lower()
-        if suf == ".npy":
-            return np.load(path, allow_pickle=False)
-        if suf == ".npz":
-            with np.load(path, allow_pickle=False) as z:
-                keys = list(z.keys())
-                for k in ("probs", "logits", "labels"):
-                    if k in keys:
-                        return z[k]
-                if len(keys) != 1:
-                    raise InputError(f"{path}: .npz holds {keys}; name one 'probs' or 'logits'")
-                return z[keys[0]]
-        if suf == ".csv":
-            df = pd.read_csv(path, header=None)
-            if not all(pd.api.types.is_numeric_dtype(t) for t in df.dtypes):
-                df = pd.read_csv(path)  # a header row
-            return df.to_numpy()
-        raise InputError(f"{path}: unknown file type {suf!r} (use .npy, .npz or .csv)")
-    except InputError:
-        raise
-    except Exception as exc:
-        raise InputError(f"{path}: cannot be read ({type(exc).__name__}: {exc})") from None
-
-
-def to_probs(a: np.ndarray, path: Path, kind: str, tol: float) -> tuple[np.ndarray, np.ndarray | None]:
-    """Validate an N x K array and return (probabilities, logits or None)."""
-    if a.ndim != 2:
-        raise InputError(f"{path}: expected an N x K matrix, got shape {a.shape}")
-    if a.shape[0] < 1 or a.shape[1] < 2:
-        raise InputError(f"{path}: expected N >= 1 rows and K >= 2 columns, got {a.shape}")
-    if not np.issubdtype(a.dtype, np.number):
-        raise InputError(f"{path}: values are not numbers (dtype {a.dtype})")
-    a = a.astype(np.float64)
-    bad = ~np.isfinite(a)
-    if bad.any():
-        r, c = np.argwhere(bad)[0]
-        raise InputError(f"{path}: non-finite value {a[r, c]} at row {r}, column {c}")
-    if kind == "auto":
-        kind = "probs" if a.min() >= 0 and a.max() <= 1 else "logits"
-    if kind == "logits":
-        from labelfree.methods import softmax
-
-        return softmax(a), a
-    if a.min() < 0:
-        raise InputError(f"{path}: probabilities must be >= 0 (min {a.min():.3g})")
-    dev = np.abs(a.sum(axis=1) - 1.0)
-    if dev.max() > tol:
-        r = int(dev.argmax())
-        raise InputError(f"{path}: probabilities do not sum to 1 (row {r} sums to "
-                         f"{a[r].sum():.6g}); pass --input logits if these are logits")
-    return a / a.sum(axis=1, keepdims=True), None
-
-
-def load_zoo(paths: Sequence[str], kind: str = "auto", tol: float = 1e-3, what: str = "model"
-             ) -> tuple[list[str], np.ndarray, np.ndarray | None]:
-    """Model names, probabilities (M, N, K) and logits (or None) from files/folders."""
+def load_zoo(paths: Sequence[str], kind: str = "auto", tol: float = PZ.SUM_TOL,
+             what: str = "model") -> tuple[list[str], np.ndarray, np.ndarray | None]:
+    """Model names (file stems), probabilities (M, N, K) and logits (None unless every file
+    holds logits) from files/folders, each file read and checked by
+    :func:`labelfree.zoo.predictions.read_matrix` and :func:`~labelfree.zoo.predictions.classify`
+    and all together by :func:`~labelfree.zoo.predictions.check_shapes`; every problem in one
+    InputError, each naming file and model."""
     files = model_files(paths)
-    probs, logits, names = [], [], []
-    for f in files:
-        p, z = to_probs(read_array(f), f, kind, tol)
-        if probs and p.shape[1] != probs[0].shape[1]:
-            raise InputError(f"{f}: {p.shape[1]} classes, but {files[0]} has {probs[0].shape[1]} "
-                             "(K must match across models)")
-        if probs and p.shape[0] != probs[0].shape[0]:
-            raise InputError(f"{f}: {p.shape[0]} rows, but {files[0]} has {probs[0].shape[0]} "
-                             f"(every {what} must score the same inputs in the same order)")
-        probs.append(p)
-        logits.append(z)
-        names.append(f.stem)
+    names = [f.stem for f in files]
     if len(set(names)) != len(names):
         names = [str(f) for f in files]
+    kind = INPUT_KINDS[kind]
+    problems: list[str] = []
+    arrays: dict[str, tuple[np.ndarray, str]] = {}
+    for name, f in zip(names, files, strict=True):
+        try:
+            arr, declared = PZ.read_matrix(f)
+            arrays[name] = (arr, PZ.classify(arr, declared, kind, str(f), tol))
+        except PZ.PredictionZooError as exc:
+            problems.append(PZ.with_model(str(exc), name))
+    _, _, off = PZ.check_shapes({(n, ""): a.shape for n, (a, _) in arrays.items()},
+                                {(n, ""): str(f) for n, f in zip(names, files, strict=True)}, [""])
+    problems += off
+    if problems:
+        head = f"{len(problems)} problems: " if len(problems) > 1 else ""
+        raise InputError(head + "; ".join(problems))
+    probs, logits = [], []
+    for arr, k in arrays.values():
+        if k == "logits":
+            from labelfree.methods import softmax
+
+            probs.append(softmax(arr))
+            logits.append(arr)
+        else:
+            probs.append(arr / arr.sum(axis=1, keepdims=True))
+            logits.append(None)
     lg = np.stack(logits) if all(z is not None for z in logits) else None
     return names, np.stack(probs), lg
 
 
+def load_features(folder: str, names: Sequence[str], rows: int) -> list[np.ndarray]:
+    """Per model, (N, D) features from ``folder/<model>.npy`` (labelfree.zoo.predictions.
+    read_feature: N rows, finite)."""
+    d = Path(folder)
+    if not d.is_dir():
+        raise InputError(f"{d}: no such folder (features: <folder>/<model>.npy, N x D)")
+    out, problems = [], []
+    for name in names:
+        f = d / f"{Path(name).stem}.npy"
+        if not f.is_file():
+            problems.append(f"{f}: model {name!r} has no features file")
+            continue
+        try:
+            out.append(PZ.read_feature(f, rows))
+        except PZ.PredictionZooError as exc:
+            problems.append(PZ.with_model(str(exc), name))
+    if problems:
+        raise InputError("; ".join(problems))
+    return out
+
+
 def load_labels(path: str, n: int, K: int) -> tuple[np.ndarray, np.ndarray]:
-    """(indices, labels) from a csv of ``index,label`` rows or an (N,) array (negative = none)."""
+    """(indices, labels) of labelled picks: a csv of ``index,label`` rows or an (N,) array with
+    a negative value for unlabelled inputs (read by labelfree.zoo.predictions.read_label_array)."""
     p = Path(path)
     if not p.exists():
         raise InputError(f"{p}: no such file")
-    if p.suffix.lower() == ".csv":
+    if p.suffix.lower() == ".csv" and _has_header(p):
         try:
             df = pd.read_csv(p)
         except Exception as exc:
             raise InputError(f"{p}: cannot be read ({exc})") from None
         cols = {c.lower(): c for c in df.columns}
-        if "index" in cols and "label" in cols:
-            idx, y = df[cols["index"]].to_numpy(), df[cols["label"]].to_numpy()
-        elif df.shape[1] == 1:
-            y = np.concatenate([[float(df.columns[0])], df.iloc[:, 0].to_numpy()])
-            idx = np.arange(len(y))
-        else:
+        if "index" not in cols or "label" not in cols:
             raise InputError(f"{p}: expected columns 'index' and 'label'")
+        idx, y = df[cols["index"]].to_numpy(), df[cols["label"]].to_numpy()
     else:
-        y = read_array(p).reshape(-1)
-        if len(y) != n:
-            raise InputError(f"{p}: {len(y)} labels for {n} inputs")
+        try:
+            y = PZ.read_label_array(p)
+        except PZ.PredictionZooError as exc:
+            raise InputError(str(exc)) from None
+        if y.ndim != 1 or len(y) != n:
+            raise InputError(f"{p}: {y.shape} labels for {n} inputs")
         idx = np.arange(n)
-    y = np.asarray(y, dtype=np.float64)
-    idx = np.asarray(idx, dtype=np.float64)
+    try:
+        y = np.asarray(y, dtype=np.float64)
+        idx = np.asarray(idx, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(f"{p}: indices and labels must be integers") from None
     keep = np.isfinite(y) & (y >= 0)
     idx, y = idx[keep], y[keep]
     if np.any(np.round(y) != y) or np.any(np.round(idx) != idx):
@@ -166,6 +160,11 @@ def load_labels(path: str, n: int, K: int) -> tuple[np.ndarray, np.ndarray]:
     if len(np.unique(idx)) != len(idx):
         raise InputError(f"{p}: an input index appears twice")
     return idx.astype(np.int64), y.astype(np.int64)
+
+
+def _has_header(p: Path) -> bool:
+    with open(p) as fh:
+        return not all(PZ._is_number(x) for x in fh.readline().split(","))
 
 
 # ---------------------------------------------------------------------------------- output
@@ -189,7 +188,9 @@ def _ctx(args: argparse.Namespace, names: list[str], P: np.ndarray, logits) -> d
     ctx: dict = {}
     if logits is not None:
         ctx["logits"] = logits
-    if args.source:
+    if getattr(args, "features", None):
+        ctx["features"] = load_features(args.features, names, P.shape[1])
+    if getattr(args, "source", None):
         if not args.source_labels:
             raise InputError("--source needs --source-labels")
         sn, Ps, _ = load_zoo(args.source, args.input, args.tol, what="source model")
@@ -197,10 +198,15 @@ def _ctx(args: argparse.Namespace, names: list[str], P: np.ndarray, logits) -> d
             raise InputError(f"--source has {len(sn)} models but the zoo has {len(names)}")
         if Ps.shape[2] != P.shape[2]:
             raise InputError(f"{args.source[0]}: {Ps.shape[2]} classes, the zoo has {P.shape[2]}")
-        idx, y = load_labels(args.source_labels, Ps.shape[1], P.shape[2])
-        if len(idx) != Ps.shape[1]:
-            raise InputError(f"{args.source_labels}: every source input needs a label")
-        ctx["source_probs"], ctx["source_labels"] = Ps, y[np.argsort(idx)]
+        try:
+            y = PZ.read_labels(args.source_labels, Ps.shape[1], P.shape[2])
+        except PZ.PredictionZooError as exc:
+            raise InputError(f"{exc} (--source-labels: one label per --source input)") from None
+        ctx["source_probs"], ctx["source_labels"] = Ps, y
+        if args.source_features:
+            ctx["source_features"] = load_features(args.source_features, names, Ps.shape[1])
+    elif getattr(args, "source_features", None):
+        raise InputError("--source-features needs --source")
     return ctx
 
 
@@ -303,10 +309,13 @@ def parser() -> argparse.ArgumentParser:
     def common(sp: argparse.ArgumentParser, zoo: bool = True) -> None:
         if zoo:
             sp.add_argument("models", nargs="+", help="model files (.npy/.npz/.csv) or folders")
-            sp.add_argument("--input", choices=("auto", "probs", "logits"), default="auto",
-                            help="what the arrays hold (auto: probabilities if all in [0, 1])")
-            sp.add_argument("--tol", type=float, default=1e-3,
-                            help="tolerance of the row sums of probabilities (default 1e-3)")
+            sp.add_argument("--input", choices=tuple(INPUT_KINDS), default="auto",
+                            help="what the arrays hold (auto: probabilities if rows are "
+                                 "non-negative and sum to 1; an npz's 'logits'/'probs' key "
+                                 "says it for its file)")
+            sp.add_argument("--tol", type=float, default=PZ.SUM_TOL,
+                            help=f"tolerance of the row sums of probabilities (default "
+                                 f"{PZ.SUM_TOL})")
         fmt = sp.add_mutually_exclusive_group()
         fmt.add_argument("--csv", dest="fmt", action="store_const", const="csv", help="CSV output")
         fmt.add_argument("--json", dest="fmt", action="store_const", const="json",
@@ -317,7 +326,12 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--source", nargs="+", metavar="PATH",
                         help="the same models on a labelled in-distribution set (for ATC, DoC, "
                              "COT, ALine)")
-        sp.add_argument("--source-labels", metavar="FILE", help="labels of the --source set")
+        sp.add_argument("--source-labels", metavar="FILE",
+                        help="labels of the --source set (.npy or one-column csv, one per input)")
+        sp.add_argument("--features", metavar="DIR",
+                        help="per-model features DIR/<model>.npy, N x D (for Dispersion, FD)")
+        sp.add_argument("--source-features", metavar="DIR",
+                        help="per-model features on the --source set (for FD)")
         sp.add_argument("--method", action="append", help="run only this method (repeatable)")
 
     r = sub.add_parser("rank", help="rank models without labels (LaF and baselines)",

@@ -105,35 +105,131 @@ def test_select_then_estimate_from_labels(zoo, tmp_path):
     assert len(out.stdout.strip().splitlines()) == 21  # header + 20 picks
 
 
+# Each bad input of issue 14 item 1, as the command and the workflow's prediction-zoo scan
+# (labelfree.zoo.predictions.scan, run at parse time) see it: the same file gives the same
+# message, naming the file and the model. (writer, kind of file, words the message must hold)
 BAD = {
-    "shape": (lambda: np.zeros((5, 4, 2)), "expected an N x K matrix"),
-    "k": (lambda: _softmax(np.zeros((200, 3))), "3 classes"),
-    "nan": (lambda: np.where(np.eye(200, 4) > 0, np.nan, 0.25), "non-finite value nan at row 0"),
-    "sum": (lambda: np.full((200, 4), 0.2), "do not sum to 1"),
-    "n": (lambda: _softmax(np.zeros((150, 4))), "150 rows"),
+    "wrong_k": (lambda p: np.save(p.with_suffix(".npy"), _softmax(np.zeros((200, 3)))),
+                "has K = 3 classes; the zoo's other files have K = 4"),
+    "nan": (lambda p: np.save(p.with_suffix(".npy"), np.where(np.eye(200, 4) > 0, np.nan, 0.25)),
+            "4 row(s) hold NaN or infinite values (the first: nan at row 0, column 0)"),
+    "inf_logits": (lambda p: np.savez(p.with_suffix(".npz"),
+                                      logits=np.where(np.eye(200, 4) > 0, -np.inf, 1.0)),
+                   "row(s) hold NaN or infinite values (the first: -inf"),
+    "probs_sum": (lambda p: np.savez(p.with_suffix(".npz"), probs=np.full((200, 4), 0.3)),
+                  "declared probabilities, but rows are negative or do not sum to 1 (row 0 "
+                  "sums to 1.2"),
+    "auto_sum": (lambda p: np.savetxt(p.with_suffix(".csv"), np.full((200, 4), 0.2),
+                                      delimiter=","),
+                 "rows look like probabilities (all in [0, 1]) but do not sum to 1 (row 0 sums "
+                 "to 0.8"),
+    "rows": (lambda p: np.save(p.with_suffix(".npy"), _softmax(np.zeros((150, 4)))),
+             "has 150 rows; the other models have 200: every model must score the same inputs"),
+    "unreadable": (lambda p: p.with_suffix(".npy").write_bytes(b"\x93NUMPY truncated"),
+                   "not readable as an array"),
+    "shape": (lambda p: np.save(p.with_suffix(".npy"), np.zeros((5, 4, 2))),
+              "expected an (N, K) matrix with K >= 2, got shape (5, 4, 2)"),
 }
 
 
+def _problem(message: str, model: str) -> str:
+    """The part of a one-file message after its file name (paths differ between the two)."""
+    head = f"model {model!r}"
+    return head + message.split(head, 1)[1].split("; ", 1)[0] if head in message else message
+
+
 @pytest.mark.parametrize("case", sorted(BAD))
-def test_bad_input_one_line_naming_the_file(zoo, tmp_path, case):
+def test_bad_input_one_line_naming_file_and_model_as_the_zoo_scan_does(zoo, tmp_path, case):
+    from labelfree.zoo.predictions import PredictionZooError, scan
+
     d, _ = zoo
-    make, msg = BAD[case]
-    bad = tmp_path / f"zz_bad_{case}.npy"
-    np.save(bad, make())
-    out = run("rank", str(d / "preds" / "m1.npz"), str(d / "preds" / "m2.npy"), str(bad))
-    assert out.returncode == 2
+    write, msg = BAD[case]
+    good = {"m1": np.load(d / "preds" / "m1.npz")["probs"], "m2": np.load(d / "preds" / "m2.npy")}
+    # the command: a folder of one file per model
+    (tmp_path / "cli").mkdir()
+    for m, a in good.items():
+        np.save(tmp_path / "cli" / f"{m}.npy", a)
+    write(tmp_path / "cli" / "zz_bad")
+    bad = next((tmp_path / "cli").glob("zz_bad.*"))
+    out = run("rank", str(tmp_path / "cli"))
+    assert out.returncode == 2 and out.stdout == ""
     lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and str(bad) in lines[0] and msg in lines[0], out.stderr
-    assert out.stdout == ""
+    assert len(lines) == 1 and lines[0].startswith("labelfree: error: "), out.stderr
+    assert f"{bad}: model 'zz_bad'" in lines[0] and msg in lines[0], out.stderr
+    # the workflow: the same files as a prediction zoo, one test set `id`
+    for m, a in good.items():
+        (tmp_path / "zoo" / "predictions" / m).mkdir(parents=True)
+        np.save(tmp_path / "zoo" / "predictions" / m / "id.npy", a)
+    (tmp_path / "zoo" / "predictions" / "zz_bad").mkdir()
+    zbad = tmp_path / "zoo" / "predictions" / "zz_bad" / f"id{bad.suffix}"
+    zbad.write_bytes(bad.read_bytes())
+    with pytest.raises(PredictionZooError) as err:
+        scan(tmp_path / "zoo")
+    assert f"{zbad}: model 'zz_bad'" in str(err.value)
+    same = _problem(str(err.value), "zz_bad").replace(" on test set 'id'", "")
+    assert same == _problem(lines[0], "zz_bad")
+
+
+def test_every_bad_file_in_one_line(zoo, tmp_path):
+    d, _ = zoo
+    np.save(tmp_path / "a.npy", _softmax(np.zeros((200, 3))))
+    np.save(tmp_path / "b.npy", np.full((200, 4), np.nan))
+    out = run("estimate", str(d / "preds"), str(tmp_path / "a.npy"), str(tmp_path / "b.npy"))
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+    assert out.stderr.startswith("labelfree: error: 2 problems: ")
+    assert "a.npy: model 'a' has K = 3" in out.stderr and "b.npy: model 'b': 200 row(s)" in out.stderr
 
 
 def test_unreadable_and_missing_files(tmp_path):
     f = tmp_path / "broken.npy"
     f.write_bytes(b"not numpy")
     out = run("estimate", str(f))
-    assert out.returncode == 2 and "broken.npy: cannot be read" in out.stderr
+    assert out.returncode == 2 and "broken.npy: model 'broken': not readable" in out.stderr
     out = run("estimate", str(tmp_path / "nope"))
     assert out.returncode == 2 and "nope: no such file or folder" in out.stderr
+
+
+def test_kind_declared_or_forced(zoo, tmp_path):
+    d, _ = zoo
+    # --input probs refuses logits, naming the file; --input logits takes any finite matrix
+    out = run("rank", str(d / "preds" / "m0.npy"), str(d / "preds" / "m2.npy"), "--input",
+              "probs")
+    assert out.returncode == 2 and "m0.npy: model 'm0': declared probabilities" in out.stderr
+    np.savetxt(tmp_path / "flat.csv", np.full((200, 4), 0.2), delimiter=",")
+    out = run("rank", str(tmp_path / "flat.csv"), str(d / "preds" / "m0.npy"), "--input",
+              "logits", "--method", "LaF")
+    assert out.returncode == 0, out.stderr
+
+
+def test_features_and_source_labels_read_by_the_zoo_reader(zoo, tmp_path):
+    d, y = zoo
+    r = np.random.default_rng(3)
+    (tmp_path / "f").mkdir()
+    for m in ("m0", "m1", "m2", "m3"):
+        np.save(tmp_path / "f" / f"{m}.npy", r.normal(size=(200, 5)).astype(np.float32))
+    out = run("rank", str(d / "preds"), "--features", str(tmp_path / "f"), "--method",
+              "Dispersion", "--csv")
+    assert out.returncode == 0, out.stderr
+    df = pd.read_csv(pd.io.common.StringIO(out.stdout))
+    assert df["Dispersion"].notna().all() and len(df) == 4
+    # FD: features on the target and on the source set; here the same, so FD = 0 for all
+    out = run("rank", str(d / "preds"), "--features", str(tmp_path / "f"), "--source",
+              str(d / "preds"), "--source-labels", str(d / "labels.npy"), "--source-features",
+              str(tmp_path / "f"), "--method", "FD", "--csv")
+    assert out.returncode == 0, out.stderr
+    fd = pd.read_csv(pd.io.common.StringIO(out.stdout))["FD"]
+    np.testing.assert_allclose(fd, 0.0, atol=1e-6)  # Frechet distance of a set to itself
+    np.save(tmp_path / "f" / "m2.npy", np.ones((199, 5)))
+    out = run("rank", str(d / "preds"), "--features", str(tmp_path / "f"), "--method",
+              "Dispersion")
+    assert out.returncode == 2 and "f/m2.npy: model 'm2': expected (200, D)" in out.stderr
+    (tmp_path / "f" / "m2.npy").unlink()
+    out = run("rank", str(d / "preds"), "--features", str(tmp_path / "f"))
+    assert out.returncode == 2 and "m2.npy: model 'm2' has no features file" in out.stderr
+    np.save(tmp_path / "short.npy", y[:10])
+    out = run("estimate", str(d / "preds"), "--source", str(d / "preds"), "--source-labels",
+              str(tmp_path / "short.npy"))
+    assert out.returncode == 2 and "short.npy: expected 200 labels" in out.stderr
 
 
 def test_csv_input_and_methods_listing(tmp_path):

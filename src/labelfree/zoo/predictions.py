@@ -6,10 +6,15 @@ A prediction zoo is a folder, laid out so that a listing of it is the zoo::
     <root>/labels/<testset>.npy|.csv                     optional, (N,) int class ids
     <root>/features/<model>/<testset>.<layer>.npy        optional, (N, D) features
 
-An ``.npz`` holds its matrix under ``logits`` or ``probs``. ``kind`` says what the matrices
-are: ``logits``, ``probabilities`` or ``auto`` (probabilities when every row of every file of a
-model is non-negative and sums to 1). Probabilities enter the pipeline as their logarithm, so
-that softmax gives them back: every study that reads logits reads these unchanged.
+An ``.npz`` holds its matrix under ``logits`` or ``probs`` (or as its only array). ``kind``
+says what the matrices are: ``logits``, ``probabilities`` or ``auto`` (probabilities when every
+row of every file of a model is non-negative and sums to 1; see :func:`classify`). Probabilities
+enter the pipeline as their logarithm, so that softmax gives them back: every study that reads
+logits reads these unchanged.
+
+:func:`read_matrix`, :func:`classify`, :func:`check_shapes`, :func:`read_labels` and
+:func:`read_feature` are the one reader and validator of prediction files: the ``labelfree``
+command (labelfree.cli) reads its files through them too, with the same messages.
 
 :func:`scan` validates the whole folder before any job runs and reports every problem in one
 message, each naming the file and the model; :func:`import_model` and :func:`import_labels`
@@ -36,15 +41,12 @@ LABEL_EXTENSIONS = (".npy", ".csv")
 KINDS = ("auto", "logits", "probabilities")
 #: Tolerance on row sums for probabilities (float32 softmax outputs sum to 1 within ~1e-6).
 SUM_TOL = 1e-3
-#: Rows in [0, 1] whose sums miss 1 by at most this are refused under ``kind: auto`` (they are
-#: probabilities saved with too few digits, not logits).
-NEAR_TOL = 0.1
 #: Model ids as the workflow's `model` wildcard; test-set names without dots (feature files
 #: are named <testset>.<layer>.npy).
 MODEL_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 TESTSET_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_+-]*$")
 #: Bump when the scan's checks change, so cached scans made by an older version are redone.
-SCAN_VERSION = 2
+SCAN_VERSION = 3
 
 
 class PredictionZooError(ValueError):
@@ -99,25 +101,30 @@ class PredictionZoo:
 def read_matrix(path: str | Path) -> tuple[np.ndarray, str | None]:
     """Read one (N, K) matrix; return it as float64 and what the file says it is, if anything.
 
-    npz: the array ``logits`` or ``probs`` (the key states the kind); npy: the array; csv: a
-    headerless comma-separated table. Raises PredictionZooError naming the file.
+    npz: the array ``logits`` or ``probs`` (the key states the kind), else its only array; npy:
+    the array; csv: a comma-separated table, one optional header row. The one reader of
+    prediction files for the workflow's prediction zoos and the ``labelfree`` command. Raises
+    PredictionZooError naming the file.
     """
     p = Path(path)
     declared: str | None = None
+    suffix = p.suffix.lower()
     try:
-        if p.suffix == ".npz":
+        if suffix == ".npz":
             with np.load(p, allow_pickle=False) as z:
                 keys = [k for k in ("logits", "probs") if k in z.files]
-                if len(keys) != 1:
+                if len(keys) > 1 or (not keys and len(z.files) != 1):
                     raise PredictionZooError(
-                        f"{p}: an npz must hold exactly one of 'logits' or 'probs'; has {z.files}"
+                        f"{p}: an npz must hold one array, or exactly one of 'logits' or "
+                        f"'probs'; has {z.files}"
                     )
-                declared = "logits" if keys[0] == "logits" else "probabilities"
-                arr = z[keys[0]]
-        elif p.suffix == ".npy":
+                if keys:
+                    declared = "logits" if keys[0] == "logits" else "probabilities"
+                arr = z[keys[0] if keys else z.files[0]]
+        elif suffix == ".npy":
             arr = np.load(p, allow_pickle=False)
-        elif p.suffix == ".csv":
-            arr = np.loadtxt(p, delimiter=",", ndmin=2, dtype=np.float64)
+        elif suffix == ".csv":
+            arr = _read_csv(p)
         else:
             raise PredictionZooError(f"{p}: unknown extension; use one of {EXTENSIONS}")
     except PredictionZooError:
@@ -129,25 +136,67 @@ def read_matrix(path: str | Path) -> tuple[np.ndarray, str | None]:
     if not np.issubdtype(arr.dtype, np.number):
         raise PredictionZooError(f"{p}: expected numbers, got dtype {arr.dtype}")
     arr = arr.astype(np.float64, copy=False)
-    if not np.isfinite(arr).all():
-        bad = int((~np.isfinite(arr)).any(axis=1).sum())
-        raise PredictionZooError(f"{p}: {bad} row(s) hold NaN or infinite values")
+    finite = np.isfinite(arr)
+    if not finite.all():
+        bad = int((~finite).any(axis=1).sum())
+        r, c = np.argwhere(~finite)[0]
+        raise PredictionZooError(f"{p}: {bad} row(s) hold NaN or infinite values (the first: "
+                                 f"{arr[r, c]} at row {r}, column {c})")
     return arr, declared
 
 
-def is_probabilities(arr: np.ndarray) -> bool:
-    """Rows non-negative and summing to 1 (within SUM_TOL)."""
-    return bool((arr >= 0).all() and np.abs(arr.sum(axis=1) - 1).max(initial=0) <= SUM_TOL)
+def _read_csv(p: Path) -> np.ndarray:
+    """A csv of numbers; a first row that is not numbers is taken as a header."""
+    try:
+        return np.loadtxt(p, delimiter=",", ndmin=2, dtype=np.float64)
+    except ValueError:
+        with open(p) as fh:
+            first = fh.readline().split(",")
+        if all(_is_number(x) for x in first):
+            raise  # the bad value is further down: report it
+        return np.loadtxt(p, delimiter=",", ndmin=2, dtype=np.float64, skiprows=1)
 
 
-def check_probabilities(arr: np.ndarray, where: str) -> None:
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def is_probabilities(arr: np.ndarray, tol: float = SUM_TOL) -> bool:
+    """Rows non-negative and summing to 1 (within ``tol``)."""
+    return bool((arr >= 0).all() and np.abs(arr.sum(axis=1) - 1).max(initial=0) <= tol)
+
+
+def check_probabilities(arr: np.ndarray, where: str, tol: float = SUM_TOL) -> None:
     """Refuse a matrix declared probabilities whose rows are negative or miss a sum of 1."""
-    if not is_probabilities(arr):
-        worst = float(np.abs(arr.sum(axis=1) - 1).max())
+    if not is_probabilities(arr, tol):
+        sums = np.abs(arr.sum(axis=1) - 1)
+        r = int(sums.argmax())
         raise PredictionZooError(
             f"{where}: declared probabilities, but rows are negative or do not sum to 1 "
-            f"(largest |sum - 1| = {worst:.3g}, tolerance {SUM_TOL})"
+            f"(row {r} sums to {arr[r].sum():.6g}, min value {arr.min():.3g}; tolerance {tol})"
         )
+
+
+def classify(arr: np.ndarray, declared: str | None, kind: str, where: str,
+             tol: float = SUM_TOL) -> str:
+    """What one matrix holds, checked: ``declared`` by its file (an npz key) wins, then the
+    given ``kind``; under ``auto``, probabilities when its rows are non-negative and sum to 1,
+    logits otherwise, except that a matrix all in [0, 1] whose rows miss a sum of 1 is refused
+    (probabilities rounded or with a column missing; logits are not confined to [0, 1]).
+    Raises PredictionZooError naming ``where``."""
+    if kind not in KINDS:
+        raise PredictionZooError(f"{where}: kind {kind!r}: use one of {KINDS}")
+    k = declared or (kind if kind != "auto" else
+                     ("probabilities" if is_probabilities(arr, tol) else "logits"))
+    if k == "probabilities":
+        check_probabilities(arr, where, tol)
+    elif not declared and kind == "auto":
+        _refuse_unnormalised(arr, where, tol)
+    return k
 
 
 def to_logits(arr: np.ndarray, kind: str, where: str) -> np.ndarray:
@@ -162,17 +211,24 @@ def to_logits(arr: np.ndarray, kind: str, where: str) -> np.ndarray:
     return arr.astype(np.float32)
 
 
-def read_labels(path: str | Path, rows: int, num_classes: int) -> np.ndarray:
-    """(N,) int64 class ids in [0, K), checked against the test set's rows; names the file."""
+def read_label_array(path: str | Path) -> np.ndarray:
+    """The raw label vector of a file (.npy, or a one-column/one-row csv); names the file."""
     p = Path(path)
     try:
-        y = (np.load(p, allow_pickle=False) if p.suffix == ".npy"
+        y = (np.load(p, allow_pickle=False) if p.suffix.lower() == ".npy"
              else np.loadtxt(p, delimiter=",", ndmin=1))
     except Exception as exc:  # noqa: BLE001 - any reader failure: name the file
         raise PredictionZooError(f"{p}: labels not readable ({exc})") from None
     y = np.asarray(y)
     if y.ndim == 2 and 1 in y.shape:  # a single csv column or row
         y = y.reshape(-1)
+    return y
+
+
+def read_labels(path: str | Path, rows: int, num_classes: int) -> np.ndarray:
+    """(N,) int64 class ids in [0, K), checked against the test set's rows; names the file."""
+    p = Path(path)
+    y = read_label_array(p)
     if y.ndim != 1 or len(y) != rows:
         raise PredictionZooError(f"{p}: expected {rows} labels (one per row), got shape {y.shape}")
     if not np.issubdtype(y.dtype, np.number) or not np.all(np.isfinite(y)) \
@@ -185,6 +241,36 @@ def read_labels(path: str | Path, rows: int, num_classes: int) -> np.ndarray:
             f"found {y.min()}..{y.max()}"
         )
     return y
+
+
+def check_shapes(
+    shapes: Mapping[tuple[str, str], tuple[int, int]],
+    files: Mapping[tuple[str, str], str],
+    testsets: Sequence[str],
+) -> tuple[int, dict[str, int], list[str]]:
+    """K and each test set's N from the matrices' ``shapes`` ((model, test set) -> (N, K)), and
+    a problem naming file and model for every matrix off them. The reference K and N are the
+    values most files agree on, so the odd file out is the one named. A test set named ``""``
+    (the command's single set of inputs) is not named in messages."""
+    num_classes = _mode([s[1] for s in shapes.values()]) if shapes else 0
+    rows: dict[str, int] = {}
+    for t in testsets:
+        ns = [s[0] for (m, tt), s in shapes.items() if tt == t]
+        rows[t] = _mode(ns) if ns else 0
+    problems: list[str] = []
+    for (m, t), (n, k) in shapes.items():
+        on = f" on test set {t!r}" if t else ""
+        if k != num_classes:
+            problems.append(f"{files[(m, t)]}: model {m!r} has K = {k} classes; the zoo's other "
+                            f"files have K = {num_classes}")
+        if n != rows[t]:
+            problems.append(f"{files[(m, t)]}: model {m!r} has {n} rows{on}; the other models "
+                            f"have {rows[t]}: every model must score the same inputs in the "
+                            "same order")
+        if n == 0:
+            problems.append(f"{files[(m, t)]}: model {m!r}: {'test set ' + repr(t) if t else 'the file'} "
+                            "has no rows")
+    return int(num_classes), rows, problems
 
 
 def read_feature(path: str | Path, rows: int) -> np.ndarray:
@@ -212,7 +298,7 @@ def _listing(folder: Path, exts: Sequence[str]) -> dict[str, list[Path]]:
     """stem -> files with an accepted extension (hidden files ignored)."""
     out: dict[str, list[Path]] = {}
     for f in sorted(folder.iterdir()):
-        if f.is_file() and f.suffix in exts and not f.name.startswith("."):
+        if f.is_file() and f.suffix.lower() in exts and not f.name.startswith("."):
             out.setdefault(f.stem, []).append(f)
     return out
 
@@ -286,17 +372,10 @@ def scan(
         for t, f in files[m].items():
             try:
                 arr, declared = read_matrix(f)
-                k = declared or (kind if kind != "auto" else
-                                 ("probabilities" if is_probabilities(arr) else "logits"))
-                if k == "probabilities":
-                    check_probabilities(arr, f)
-                elif not declared and kind == "auto":
-                    _refuse_near_probabilities(arr, f)
+                shapes[(m, t)] = arr.shape
+                model_kinds[m].add(classify(arr, declared, kind, f))
             except PredictionZooError as exc:
-                problems.append(_with_model(str(exc), m))
-                continue
-            shapes[(m, t)] = arr.shape
-            model_kinds[m].add(k)
+                problems.append(with_model(str(exc), m))
     kinds: dict[str, str] = {}
     for m in models:
         if len(model_kinds[m]) > 1:
@@ -304,21 +383,9 @@ def scan(
                             "test sets; set the zoo's kind or store one kind")
         kinds[m] = min(model_kinds[m]) if model_kinds[m] else "logits"
 
-    num_classes = _mode([s[1] for s in shapes.values()]) if shapes else 0
-    rows: dict[str, int] = {}
-    for t in wanted:
-        ns = [shapes[(m, t)][0] for m in models if (m, t) in shapes]
-        rows[t] = _mode(ns) if ns else 0
-    for (m, t), (n, k) in shapes.items():
-        if k != num_classes:
-            problems.append(f"{files[m][t]}: model {m!r} has K = {k} classes; the zoo's other "
-                            f"files have K = {num_classes}")
-        if n != rows[t]:
-            problems.append(f"{files[m][t]}: model {m!r} has {n} rows on test set {t!r}; the "
-                            f"other models have {rows[t]}: every model must score the same "
-                            "inputs in the same order")
-        if n == 0:
-            problems.append(f"{files[m][t]}: model {m!r}: test set {t!r} has no rows")
+    num_classes, rows, shape_problems = check_shapes(
+        shapes, {(m, t): f for m in models for t, f in files[m].items()}, wanted)
+    problems += shape_problems
 
     label_files: dict[str, str] = {}
     lab = base / "labels"
@@ -361,7 +428,7 @@ def scan(
                 try:
                     read_feature(fpath, rows[t])
                 except PredictionZooError as exc:
-                    problems.append(_with_model(str(exc), m))
+                    problems.append(with_model(str(exc), m))
         layers_of[m] = layers
 
     if problems:
@@ -371,19 +438,21 @@ def scan(
                          label_files, layers_of)
 
 
-def _refuse_near_probabilities(arr: np.ndarray, path: str) -> None:
-    """With ``kind: auto``, rows in [0, 1] summing to nearly but not quite 1 (rounded or
-    truncated probabilities) would silently be taken as logits: refuse them instead."""
-    worst = float(np.abs(arr.sum(axis=1) - 1).max(initial=0))
-    if (arr >= 0).all() and (arr <= 1).all() and worst <= NEAR_TOL:
+def _refuse_unnormalised(arr: np.ndarray, path: str, tol: float = SUM_TOL) -> None:
+    """Under ``kind: auto``, a matrix all in [0, 1] whose rows miss a sum of 1 (rounded or
+    truncated probabilities, a class column missing) would silently be taken as logits:
+    refuse it instead, saying how to declare the kind."""
+    if (arr >= 0).all() and (arr <= 1).all():
+        sums = arr.sum(axis=1)
+        r = int(np.abs(sums - 1).argmax())
         raise PredictionZooError(
             f"{path}: rows look like probabilities (all in [0, 1]) but do not sum to 1 "
-            f"(largest |sum - 1| = {worst:.3g}, tolerance {SUM_TOL}); renormalise them, or set "
-            "the zoo's kind (logits or probabilities) to say what they are"
+            f"(row {r} sums to {sums[r]:.6g}, tolerance {tol}); renormalise them, or say "
+            "what they are (a zoo's `kind`, the command's --input: logits or probabilities)"
         )
 
 
-def _with_model(message: str, model: str) -> str:
+def with_model(message: str, model: str) -> str:
     """Insert the model after the file name of a one-file message ("<file>: ...")."""
     path, sep, rest = message.partition(": ")
     return f"{path}: model {model!r}: {rest}" if sep else f"{message} (model {model!r})"
