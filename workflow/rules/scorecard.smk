@@ -73,6 +73,7 @@ rule scorecard:
         groups=lambda w: scorecard_groups(w.zoo),
         testsets=lambda w: scorecard_testsets(w.zoo),
         kinds=lambda w: shift_kinds(w.zoo),
+        features=lambda w: scorecard_features(w.zoo),
         budgets=SCORECARD["budgets"],
         runs=SCORECARD["runs"],
         source=SCORECARD["source"],

@@ -2,30 +2,21 @@
 
 import logging
 
-import numpy as np
-
 from labelfree import store
-from labelfree.answer import softmax
 from labelfree.joblog import log_to
 from labelfree.scorecard import report, score_zoo
+from labelfree.scorecard.artefacts import read_zoo
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 log_to(sm.log[0])
 models = list(sm.params.models)
 files = store.files_by_testset(sm.input.infer, models, sm.params.groups)
-logits, probs, labels, kinds = {}, {}, {}, {}
-for t, path in zip(sm.params.testsets, sm.input.testsets, strict=True):
-    y = store.read_labels(path)
-    if y is None or y.ndim != 1:
-        logging.info("%s: %s test set, not scored", t, "unlabelled" if y is None else "multi-label")
-        continue
-    logits[t] = store.stack_logits(files[t], t)
-    probs[t] = softmax(logits[t].astype(np.float64))
-    labels[t], kinds[t] = y, sm.params.kinds[t]
-source = sm.params.source if sm.params.source in probs else None
-card = score_zoo(probs, labels, kinds, source, logits=logits, model_names=models,
-                 budgets=sm.params.budgets, n_runs=sm.params.runs, seed=sm.params.seed,
-                 exclude=sm.params.exclude)
+z = read_zoo(files, sm.params.testsets, sm.input.testsets, sm.params.kinds, sm.params.features)
+logging.info("features for Dispersion/FD: %s", sm.params.features or "none")
+source = sm.params.source if sm.params.source in z.probs else None
+card = score_zoo(z.probs, z.labels, z.kinds, source, logits=z.logits, features=z.features,
+                 model_names=models, budgets=sm.params.budgets, n_runs=sm.params.runs,
+                 seed=sm.params.seed, exclude=sm.params.exclude)
 for name in ("estimation", "ranking", "fewlabel"):
     store.save_table(card.summary[name], getattr(sm.output, name),
                      title=f"Scorecard {sm.params.zoo}: {name}")

@@ -37,6 +37,20 @@ def scorecard_testsets(zoo):
     ]
 
 
+def scorecard_features(zoo):
+    """The layer Dispersion and FD read on ``zoo`` (config scorecard.features), or None where
+    some model lacks it: a model zoo lists it in `features`, a prediction zoo has its files for
+    every model (scan: PredictionZoo.features)."""
+    layer = SCORECARD["features"]
+    if not layer:
+        return None
+    if zoo in PRED_ZOOS:
+        have = all(layer in PRED_ZOOS[zoo].features[m] for m in zoo_models(zoo))
+    else:
+        have = layer in ZOOS[zoo]["features"]
+    return layer if have else None
+
+
 def scorecard_inputs(wildcards):
     zoo = wildcards.zoo
     sets = scorecard_testsets(zoo)
