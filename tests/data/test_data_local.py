@@ -263,3 +263,33 @@ def test_download_of_recompressed_mirror_copy_accepted(official, tmp_path, http_
     with pytest.raises(DataError, match=r"train-labels-idx1-ubyte\.gz.*checksum"):
         fetch(spec, tmp_path / "dl2", base_url=url)
     assert not list((tmp_path / "dl2").iterdir())
+
+
+def test_imagenet_and_coco_paths_resolve_against_the_config_file(tmp_path, monkeypatch):
+    """Issue 14 item 5: the user-supplied ImageNet/COCO options (images_dir, boxes_dir, synsets,
+    annotations) resolve like `local`: against the folder of the config file that sets them,
+    not the working directory; absolute and empty values pass unchanged."""
+    from labelfree.data.registry import resolve_option_paths
+
+    (tmp_path / "conf").mkdir()
+    cfgfile = tmp_path / "conf" / "c.yaml"
+    cfgfile.write_text("datasets:\n  inet:\n    source: imagenet_val\n    options:\n"
+                       "      images_dir: val/images\n      synsets: ../maps/syn.txt\n"
+                       "  co:\n    source: coco\n    options: {annotations: ann.json}\n")
+    monkeypatch.chdir(tmp_path)  # the working directory is not the config's folder
+    inet = {"source": "imagenet_val",
+            "options": {"images_dir": "val/images", "synsets": "../maps/syn.txt",
+                        "boxes_dir": "/abs/boxes", "size": 32}}
+    got = resolve_option_paths("inet", inet, [cfgfile])
+    assert got == {"images_dir": str(tmp_path / "conf" / "val" / "images"),
+                   "synsets": str(tmp_path / "maps" / "syn.txt"), "boxes_dir": "/abs/boxes",
+                   "size": 32}
+    co = {"source": "coco", "options": {"annotations": "ann.json", "images_dir": ""}}
+    assert resolve_option_paths("co", co, [cfgfile]) == {
+        "annotations": str(tmp_path / "conf" / "ann.json"), "images_dir": ""}
+    # set with --config (no file says it): the working directory
+    assert resolve_option_paths("co", {"source": "coco", "options": {"annotations": "x.json"}},
+                                [cfgfile])["annotations"] == str(tmp_path / "x.json")
+    # other sources' options are not paths
+    assert resolve_option_paths("d", {"source": "digits", "options": {"a": "b"}}, [cfgfile]) == {
+        "a": "b"}

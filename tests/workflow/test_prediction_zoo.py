@@ -102,7 +102,7 @@ def test_prediction_zoo_runs_to_the_answer(tmp_path):
 def test_bad_folder_stops_at_parse_time_naming_every_file_and_model(tmp_path):
     folder = tmp_path / "zoo"
     make_folder(folder)
-    np.save(folder / "predictions" / "m3" / "shifted.npy", np.zeros((N, K - 1)))  # wrong K
+    np.save(folder / "predictions" / "m3" / "shifted.npy", np.full((N, K - 1), 2.0))  # wrong K
     bad = np.load(folder / "predictions" / "m0" / "id.npz")["logits"]
     bad[5, 2] = np.nan
     np.savez(folder / "predictions" / "m0" / "id.npz", logits=bad)

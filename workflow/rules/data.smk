@@ -10,13 +10,20 @@ include: "functions/data.smk"
 
 from labelfree.data.base import DataError
 from labelfree.data.corrupted import RELEASES as DATA_C_RELEASES
-from labelfree.data.registry import needs_download, resolve_local, split_names
+from labelfree.data.registry import (
+    needs_download,
+    resolve_local,
+    resolve_option_paths,
+    split_names,
+)
 
 try:
     DATA_SPLITS = {ds: split_names(ds, dcfg) for ds, dcfg in DATASETS.items()}
-    # `local` folders, relative to the config file that sets them, made absolute.
+    # `local` folders and ImageNet/COCO file options, relative to the config file that sets
+    # them, made absolute.
     for _ds, _dcfg in DATASETS.items():
         _dcfg["local"] = resolve_local(_ds, _dcfg, workflow.configfiles)
+        _dcfg["options"] = resolve_option_paths(_ds, _dcfg, workflow.configfiles)
 except DataError as _err:
     raise WorkflowError(f"Invalid configuration: {_err}") from None
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -227,16 +227,59 @@ def needs_download(cfg: Mapping[str, Any]) -> bool:
 
 
 def _defines_local(path: Path, name: str) -> tuple[bool, Any]:
+    return _defines(path, ("datasets", name, "local"))
+
+
+def _defines(path: Path, keys: Sequence[str]) -> tuple[bool, Any]:
+    """Whether the YAML config file ``path`` sets the nested key ``keys``, and its value."""
     import yaml
 
     try:
         doc = yaml.safe_load(path.read_text()) or {}
     except (OSError, yaml.YAMLError):
         return False, None
-    entry = (doc.get("datasets") or {}).get(name) if isinstance(doc, dict) else None
-    if isinstance(entry, dict) and "local" in entry:
-        return True, entry["local"]
+    for key in keys[:-1]:
+        doc = doc.get(key) if isinstance(doc, dict) else None
+    if isinstance(doc, dict) and keys[-1] in doc:
+        return True, doc[keys[-1]]
     return False, None
+
+
+def _config_base(keys: Sequence[str], value: Any, configfiles: Iterable[str | os.PathLike[str]],
+                 cwd: str | os.PathLike[str] | None) -> Path:
+    """The folder a relative path at ``keys`` resolves against: that of the last config file
+    that sets it to ``value``, else ``cwd`` (set with ``--config``)."""
+    for f in reversed([Path(c) for c in configfiles]):
+        found, got = _defines(f, keys)
+        if found and got == value:
+            return f.resolve().parent
+    return Path(cwd) if cwd is not None else Path.cwd()
+
+
+#: Options of the user-supplied sources that name files or folders (resolved like ``local``).
+PATH_OPTIONS = {"imagenet_val": ("images_dir", "boxes_dir", "synsets"),
+                "coco": ("images_dir", "annotations")}
+
+
+def resolve_option_paths(
+    name: str,
+    cfg: Mapping[str, Any],
+    configfiles: Iterable[str | os.PathLike[str]] = (),
+    cwd: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """``datasets.<name>.options`` with each relative file or folder option (PATH_OPTIONS:
+    ImageNet's images_dir/boxes_dir/synsets, COCO's images_dir/annotations) made absolute
+    against the folder of the config file that sets it (``--config``: ``cwd``), as
+    :func:`resolve_local` does; empty options stay empty (the defaults under ``root``)."""
+    opts = dict(cfg.get("options", {}) or {})
+    files = list(configfiles)
+    for key in PATH_OPTIONS.get(str(cfg.get("source")), ()):
+        value = opts.get(key) or ""
+        if not value or Path(str(value)).expanduser().is_absolute():
+            continue
+        base = _config_base(("datasets", name, "options", key), value, files, cwd)
+        opts[key] = os.path.normpath((base / Path(str(value)).expanduser()).absolute())
+    return opts
 
 
 def resolve_local(
