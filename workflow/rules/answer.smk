@@ -23,7 +23,7 @@ rule answer:
         md=report(
             "results/answer/{zoo}/answer.md",
             caption="../report/answer/answer.rst",
-            category="1 answers",
+            category="0 answers",
             subcategory="{zoo}",
         ),
         csv="results/answer/{zoo}/answer.csv",
@@ -31,7 +31,7 @@ rule answer:
         png=report(
             "results/answer/{zoo}/answer.png",
             caption="../report/answer/figure.rst",
-            category="1 answers",
+            category="0 answers",
             subcategory="{zoo}",
         ),
         pdf="results/answer/{zoo}/answer.pdf",
