@@ -78,7 +78,7 @@ def runs(tmp_path_factory):
     clone = clone_control(_clone_spec(zoos["spread"]), zoos["tight"])
     run_study("clone", "d", MODELS, zoos["tight"], PARAMS, 0, root / "one" / "raw" / "clone",
               clone=clone)
-    # split: one part per test set for the stored zoos, per group for the clone control, parts
+    # split: one part per test set for `tight`, one per test-set group for the clone control, parts
     # analysed in reverse order, merged in the zoo's order
     for zoo, sets in [("tight", zoos["tight"]), ("clone", zoos["tight"])]:
         by = "group" if zoo == "clone" else "testset"
