@@ -1,8 +1,13 @@
 # Rules of `laf`: LaF labeling-free model ranking (../shared/specs/laf.md).
-# One analysis job per analysed zoo (every method on every test set of the zoo, rule laf_zoo),
+# Independent analysis jobs per analysed zoo (rule laf_part: every method on a part of the zoo's
+# test sets, one part per test-set group or per test set, config laf.jobs), one merge per zoo
+# into its raw files (rule laf_zoo; the same files as one job analysing every set, issue 15),
 # then one job for every table and figure of the study (rule laf_tables).
 # Analysed zoos: config laf.zoos (default: all zoos) plus the clone controls of laf.clones, which
 # are built at analysis time from stored predictions (spec section 8).
+
+
+from labelfree.laf.study import partition
 
 
 include: "functions/laf.smk"
@@ -83,17 +88,18 @@ LAF_FIGURES = [
 STUDY_TARGETS["laf"] = laf_targets
 
 
-rule laf_zoo:
+rule laf_part:
     input:
-        unpack(laf_zoo_inputs),
+        unpack(laf_part_inputs),
     output:
-        expand("results/laf/raw/{{azoo}}/{f}", f=LAF_RAW),
+        "results/laf/parts/{azoo}/{part}.json.gz",
     log:
-        "logs/laf/{azoo}.log",
+        "logs/laf/{azoo}/{part}.log",
     benchmark:
-        "benchmarks/laf/{azoo}.tsv"
+        "benchmarks/laf/{azoo}/{part}.tsv"
     wildcard_constraints:
-        azoo="|".join(laf_analysed()) or "NO_LAF_ZOO",
+        azoo=alternatives(laf_analysed()),
+        part="[^/]+",
     conda:
         "../../envs/labelfree.yaml"
     threads: LAF["threads"]
@@ -101,9 +107,31 @@ rule laf_zoo:
         mem_mb=LAF["mem_mb"],
         runtime=LAF["runtime"],
     params:
-        spec=lambda w: laf_zoo_params(w.azoo),
+        spec=lambda w: laf_part_params(w.azoo, w.part),
         laf=LAF,
         seed=SEED,
+    script:
+        "../scripts/laf_part.py"
+
+
+rule laf_zoo:
+    input:
+        parts=laf_part_files,
+    output:
+        expand("results/laf/raw/{{azoo}}/{f}", f=LAF_RAW),
+    log:
+        "logs/laf/{azoo}.log",
+    wildcard_constraints:
+        azoo=alternatives(laf_analysed()),
+    localrule: True
+    conda:
+        "../../envs/labelfree.yaml"
+    threads: 1
+    resources:
+        mem_mb=LAF["mem_mb"],
+        runtime=30,
+    params:
+        order=lambda w: laf_testsets(w.azoo),
         out_dir=lambda w, output: os.path.dirname(output[0]),
     script:
         "../scripts/laf_zoo.py"

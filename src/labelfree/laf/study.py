@@ -3,10 +3,18 @@
 Spec sections 6 and 8. A zoo is analysed as stored, or as a clone control (section 8): the models
 of a base zoo plus identical copies of one weak model of another zoo, built here from the stored
 predictions (no training; the copies are the same model's outputs repeated).
+
+Two ways to the same raw files (issue 15): :func:`run_study` analyses every test set of a zoo in
+one process; :func:`run_part` analyses some of them (a *part*: one test-set group or one test
+set, :func:`partition`) and writes their results losslessly, and :func:`merge_parts` writes the
+zoo's raw files from the parts. Every draw is seeded by (seed, dataset, test set, method, ...),
+never by the order of the work, so the two give the same files (wall-clock times aside).
 """
 
 from __future__ import annotations
 
+import gzip
+import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -18,7 +26,7 @@ import pandas as pd
 
 from labelfree import store
 from labelfree.laf.baselines import softmax
-from labelfree.laf.experiment import StudyParams, analyse_testset, classify_testset
+from labelfree.laf.experiment import SetResult, StudyParams, analyse_testset, classify_testset
 from labelfree.laf.metrics import ground_truth_accuracy
 
 log = logging.getLogger(__name__)
@@ -142,17 +150,23 @@ def clone_control(spec: Mapping, testsets: Sequence[SetInputs]) -> dict:
 
     ``spec`` (the rule's ``clone`` entry): ``accuracy`` (the target ID accuracy), ``copies``,
     ``base_models``, ``source_infer`` (per test set, the source zoo's inference files, in the
-    order of ``testsets``) and ``source_models``. The source model whose `id` accuracy is
-    nearest the target is copied; raises ValueError when the zoos have no `id` test set.
+    order of ``testsets``), ``source_models`` and, when ``testsets`` is a part without the `id`
+    set, ``source_id`` ({"infer": the source's `id` inference files, "labels": the `id` labels}).
+    The source model whose `id` accuracy is nearest the target is copied; raises ValueError when
+    the zoos have no `id` test set.
     """
     names = [t.name for t in testsets]
-    if "id" not in names:
-        raise ValueError("clone control: the zoos have no `id` test set")
     source = [
         SetInputs(t.name, tuple(paths), t.labels, t.origin)
         for t, paths in zip(testsets, spec["source_infer"], strict=True)
     ]
-    j, acc = pick_clone(source[names.index("id")], spec["accuracy"])
+    if spec.get("source_id"):
+        source_id = SetInputs("id", tuple(spec["source_id"]["infer"]), spec["source_id"]["labels"])
+    elif "id" in names:
+        source_id = source[names.index("id")]
+    else:
+        raise ValueError("clone control: the zoos have no `id` test set")
+    j, acc = pick_clone(source_id, spec["accuracy"])
     log.info(
         "clone control: %d copies of %s (ID accuracy %.3f)",
         spec["copies"], spec["source_models"][j], acc,
@@ -166,26 +180,23 @@ def clone_control(spec: Mapping, testsets: Sequence[SetInputs]) -> dict:
     }
 
 
-def run_study(
+def analyse_sets(
     zoo: str,
     dataset: str,
     models: Sequence[str],
     testsets: Sequence[SetInputs],
     params: StudyParams,
     seed: int,
-    out_dir: str | Path,
     clone: dict | None = None,
-) -> None:
-    """Analyse one zoo on all its test sets and write ``out_dir``/{metrics.csv.gz, testsets.csv,
-    models.csv, rq4.csv, ces_guides.npz}.
+) -> list[SetResult]:
+    """Every method on each of ``testsets`` (spec section 6): one :class:`SetResult` per set, in
+    order, its ``info`` with the time spent loading (``time_load``).
 
     ``clone`` (control zoo): {"source": [SetInputs per test set, same order], "index": j,
     "copies": c, "base_models": N, "name": model id}: the base models (first N) plus c copies of
     source model j.
     """
-    out = Path(out_dir)
-    rows, infos, model_rows, rq4_rows = [], [], [], []
-    guides: dict[str, np.ndarray] = {}
+    results = []
     names = list(models)
     for t_idx, ts in enumerate(testsets):
         preds, y, probs = load_testset(ts)
@@ -206,11 +217,8 @@ def run_study(
             preds, y, probs, K, names, params, seed, zoo, dataset, ts.name, rq4=group == "id",
             origin=ts.origin,
         )
-        rows += res.rows
-        infos.append(dict(res.info, time_load=probs.load_seconds))
-        model_rows += res.models
-        rq4_rows += res.rq4
-        guides[ts.name] = res.ces_guides
+        res.info = dict(res.info, time_load=probs.load_seconds)
+        results.append(res)
         log.info(
             "%s/%s: LaF rho=%.3f (%d of %d rows kept, %d EM iterations)",
             zoo,
@@ -220,11 +228,23 @@ def run_study(
             res.info["m"],
             res.info["iterations"],
         )
+    return results
+
+
+def write_raw(results: Sequence[SetResult], out_dir: str | Path) -> None:
+    """Write a zoo's raw files from its test sets' results, in the order given:
+    ``out_dir``/{metrics.csv.gz, testsets.csv, models.csv, rq4.csv, ces_guides.npz}."""
+    out = Path(out_dir)
+    rows = [r for res in results for r in res.rows]
+    infos = [res.info for res in results]
+    model_rows = [r for res in results for r in res.models]
+    rq4_rows = [r for res in results for r in res.rq4]
+    guides = {res.info["testset"]: res.ces_guides for res in results}
     out.mkdir(parents=True, exist_ok=True)
+    # gzip without a file name or time in its header: the same rows give the same bytes
+    csv = pd.DataFrame(rows).to_csv(index=False, float_format="%.6g").encode()
     with store.atomic_path(out / "metrics.csv.gz", suffix=".gz") as tmp:
-        pd.DataFrame(rows).to_csv(
-            tmp, index=False, float_format="%.6g", compression={"method": "gzip", "mtime": 0}
-        )
+        tmp.write_bytes(gzip.compress(csv, mtime=0))
     with store.atomic_path(out / "testsets.csv") as tmp:
         pd.DataFrame(infos).to_csv(tmp, index=False, float_format="%.6g")
     with store.atomic_path(out / "models.csv") as tmp:
@@ -232,3 +252,128 @@ def run_study(
     with store.atomic_path(out / "rq4.csv") as tmp:
         pd.DataFrame(rq4_rows).to_csv(tmp, index=False, float_format="%.6g")
     store.save_npz(out / "ces_guides.npz", **{k.replace("-", "_"): v for k, v in guides.items()})
+
+
+def run_study(
+    zoo: str,
+    dataset: str,
+    models: Sequence[str],
+    testsets: Sequence[SetInputs],
+    params: StudyParams,
+    seed: int,
+    out_dir: str | Path,
+    clone: dict | None = None,
+) -> None:
+    """Analyse one zoo on all its test sets in this process and write ``out_dir``/{metrics.csv.gz,
+    testsets.csv, models.csv, rq4.csv, ces_guides.npz} (``clone``: see :func:`analyse_sets`)."""
+    write_raw(analyse_sets(zoo, dataset, models, testsets, params, seed, clone), out_dir)
+
+
+# --- The same study split into independent jobs (issue 15) -------------------------------------
+
+#: Job granularities of config key ``laf.jobs``.
+JOB_GRANULARITIES = ("group", "testset")
+#: Format version of a part file; :func:`read_part` refuses others.
+PART_VERSION = 1
+
+
+def partition(testsets: Sequence[str], groups: Sequence[str], by: str) -> dict[str, list[str]]:
+    """Parts of a zoo's test sets, in order: part name -> its test sets.
+
+    ``groups[i]``: the test-set group (workflow `testsets` token) of ``testsets[i]``. ``by``:
+    ``group`` (one part per group: few jobs, the default run's choice) or ``testset`` (one part
+    per test set: the most parallel, for clusters at paper scale).
+    """
+    if by not in JOB_GRANULARITIES:
+        raise ValueError(f"laf jobs: {by!r} is not one of {JOB_GRANULARITIES}")
+    if len(groups) != len(testsets):
+        raise ValueError(f"{len(testsets)} test sets but {len(groups)} groups")
+    parts: dict[str, list[str]] = {}
+    for name, group in zip(testsets, groups, strict=True):
+        parts.setdefault(name if by == "testset" else group, []).append(name)
+    return parts
+
+
+def _plain(obj):
+    """JSON form of a numpy scalar (``json.dumps(default=...)``); floats keep every bit (repr)."""
+    if isinstance(obj, np.generic):
+        return obj.item()
+    raise TypeError(f"cannot store {type(obj).__name__} in a LaF part file")
+
+
+def write_part(results: Sequence[SetResult], path: str | Path) -> None:
+    """Store test sets' results losslessly (gzipped JSON: Python's float repr round-trips every
+    float64, NaN included), so that :func:`merge_parts` rebuilds exactly :func:`write_raw`'s input."""
+    doc = {
+        "version": PART_VERSION,
+        "sets": [
+            {
+                "rows": res.rows,
+                "info": res.info,
+                "models": res.models,
+                "rq4": res.rq4,
+                "ces_guides": {
+                    "shape": list(res.ces_guides.shape),
+                    "values": [float(v) for v in res.ces_guides.ravel()],
+                },
+            }
+            for res in results
+        ],
+    }
+    data = json.dumps(doc, default=_plain, allow_nan=True).encode()
+    with store.atomic_path(path, suffix=".gz") as tmp:
+        tmp.write_bytes(gzip.compress(data, mtime=0))
+
+
+def read_part(path: str | Path) -> list[SetResult]:
+    """The results a :func:`write_part` file holds, in its order."""
+    try:
+        doc = json.loads(gzip.decompress(Path(path).read_bytes()))
+    except (OSError, EOFError, ValueError) as exc:
+        raise store.ArtefactError(f"{path}: not a LaF part file ({exc})") from exc
+    if doc.get("version") != PART_VERSION:
+        raise store.ArtefactError(
+            f"{path}: LaF part file version {doc.get('version')!r}, expected {PART_VERSION}"
+        )
+    out = []
+    for s in doc["sets"]:
+        g = s["ces_guides"]
+        guides = np.array(g["values"], dtype=np.float64).reshape(g["shape"])
+        out.append(SetResult(s["rows"], s["info"], s["models"], guides, s["rq4"]))
+    return out
+
+
+def run_part(
+    zoo: str,
+    dataset: str,
+    models: Sequence[str],
+    testsets: Sequence[SetInputs],
+    params: StudyParams,
+    seed: int,
+    path: str | Path,
+    clone: dict | None = None,
+) -> None:
+    """Analyse a part of a zoo's test sets (:func:`analyse_sets`) and :func:`write_part` it."""
+    write_part(analyse_sets(zoo, dataset, models, testsets, params, seed, clone), path)
+
+
+def merge_parts(
+    paths: Sequence[str | Path], out_dir: str | Path, order: Sequence[str] | None = None
+) -> None:
+    """Write a zoo's raw files (:func:`write_raw`) from its part files.
+
+    ``order``: the zoo's test sets in the order of :func:`run_study` (default: the parts' order);
+    every test set must occur exactly once over the parts.
+    """
+    results = [res for p in paths for res in read_part(p)]
+    names = [res.info["testset"] for res in results]
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"test sets {dup} occur in more than one LaF part")
+    if order is not None:
+        if sorted(order) != sorted(names):
+            raise ValueError(
+                f"LaF parts hold test sets {sorted(names)}, the zoo has {sorted(order)}"
+            )
+        results = [results[names.index(t)] for t in order]
+    write_raw(results, out_dir)

@@ -24,10 +24,32 @@ def laf_testsets(azoo):
     return [t for t in zoo_testsets(base) if t in src and t in zoo_labelled(base)]
 
 
-def laf_zoo_inputs(wildcards):
-    azoo = wildcards.azoo
+def laf_origin(base, testset):
+    """The test-set group a set was made in (labelfree.laf.experiment.classify_testset). A
+    prediction zoo's one group says nothing about its sets: their names do (`natural-*`).
+    """
+    return "" if base in PRED_ZOOS else testset_group(base, testset)
+
+
+def laf_parts(azoo):
+    """Independent analysis jobs of an analysed zoo: part name -> its test sets, one part per
+    test-set group or per test set (laf.jobs; labelfree.laf.study.partition)."""
     base = laf_base(azoo)
     ts = laf_testsets(azoo)
+    return partition(ts, [testset_group(base, t) for t in ts], LAF["jobs"])
+
+
+def laf_part_files(wildcards):
+    return [
+        f"results/laf/parts/{wildcards.azoo}/{p}.json.gz"
+        for p in laf_parts(wildcards.azoo)
+    ]
+
+
+def laf_part_inputs(wildcards):
+    azoo = wildcards.azoo
+    base = laf_base(azoo)
+    ts = laf_parts(azoo)[wildcards.part]
     inputs = {
         # one file per model and test-set group: list each once
         "infer": list(dict.fromkeys(p for t in ts for p in infer_paths(base, t))),
@@ -35,15 +57,17 @@ def laf_zoo_inputs(wildcards):
     }
     if azoo in LAF_CLONES:
         src = LAF_CLONES[azoo]["source"]
+        # the source's `id` files too: every part picks the cloned model on them
+        ids = ["id"] if "id" in laf_testsets(azoo) else []
         inputs["source"] = list(
-            dict.fromkeys(p for t in ts for p in infer_paths(src, t))
+            dict.fromkeys(p for t in ids + ts for p in infer_paths(src, t))
         )
     return inputs
 
 
-def laf_zoo_params(azoo):
+def laf_part_params(azoo, part):
     base = laf_base(azoo)
-    ts = laf_testsets(azoo)
+    ts = laf_parts(azoo)[part]
     spec = {
         "zoo": azoo,
         "dataset": zoo_dataset(base),
@@ -53,7 +77,7 @@ def laf_zoo_params(azoo):
                 "name": t,
                 "infer": infer_paths(base, t),
                 "labels": testset_path(zoo_dataset(base), t),
-                "origin": testset_group(base, t),
+                "origin": laf_origin(base, t),
             }
             for t in ts
         ],
@@ -65,6 +89,11 @@ def laf_zoo_params(azoo):
             source_infer=[infer_paths(c["source"], t) for t in ts],
             source_models=zoo_models(c["source"]),
         )
+        if "id" in laf_testsets(azoo):
+            spec["clone"]["source_id"] = {
+                "infer": infer_paths(c["source"], "id"),
+                "labels": testset_path(zoo_dataset(base), "id"),
+            }
     return spec
 
 
