@@ -30,8 +30,7 @@ from labelfree.provenance import cpu_model
 SLOW = {"COT", "COTT", "CODA"}
 # what bounds a method that misses 2 s (statements of cost, no figures: those are in the table)
 WHY = {
-    "COT": "one exact n x K transport per model (negative-cycle cancelling on the K-class graph, "
-           "Bellman-Ford sweeps of K x K)",
+    "COT": "one exact n x K transport per model (POT ot.emd network simplex)",
     "COTT": "two exact transports per model (source threshold and target)",
     "NuclearNorm": "per model a K x K Gram (N K^2 multiply-adds) and its float64 eigenvalues",
     "FD": "per model two D x D covariances and two D x D eigendecompositions",

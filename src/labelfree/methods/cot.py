@@ -7,9 +7,11 @@ marginals) with POT's ``ot.emd``. Its n label points take only K distinct values
 n x K transportation problem ``ot.emd(ones(n), counts, 1 - P)`` (spec 3, "equivalent fast path"):
 same optimal cost, and POT's network simplex returns an integral vertex (each sample sent to one
 class), so per-sample costs equal those of the n x n optimum except under exact cost ties
-(tests/methods/test_cot.py checks both against the n x n solutions). The default solver is an exact
-certified one (``_transport``: greedy start, negative-cycle cancelling on the K-class graph until
-Bellman-Ford proves optimality), with ``ot.emd`` as its fallback and test oracle. Cost per call: O(n K) memory;
+(tests/methods/test_cot.py checks both against the n x n solutions). ``solver='certified'`` is an
+exact alternative (``_transport``: greedy start, negative-cycle cancelling on the K-class graph until
+Bellman-Ford proves optimality), tested equal to ``ot.emd``; it is not the default: on
+bench/methods_scorecard.py's 10000 x 1000 zoo it was not cheaper than ``ot.emd`` (one run under
+heavy load, against the committed results file's ``ot.emd`` CPU seconds). Cost per call: O(n K) memory;
 bench/methods_scorecard.py times it. ``batch_size`` (default 10000, the authors' constant) bounds n
 per batch; smaller values are a departure from the code, to be reported where used.
 """
@@ -51,7 +53,7 @@ def label_counts(d: np.ndarray, n: int, rng: random.Random) -> np.ndarray:
     return counts
 
 
-def transport_assign(P: np.ndarray, counts: np.ndarray, *, solver: str = "certified") -> np.ndarray:
+def transport_assign(P: np.ndarray, counts: np.ndarray, *, solver: str = "emd") -> np.ndarray:
     """Optimal class of every sample: argmin sum_i (1 - P[i, k_i]) s.t. #{i: k_i = k} = counts[k].
 
     The n x K transportation problem (supplies 1 per sample, demands ``counts``, cost 1 - P)
