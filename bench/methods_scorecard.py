@@ -1,7 +1,7 @@
 """Benchmark: every registered method on 10,000 inputs x 1,000 classes x 20 models (issue 18 item 6).
 
-    nice python bench/methods_scorecard.py                 # all but COT, COTT, CODA at full size
-    python bench/methods_scorecard.py --all                # also COT, COTT, CODA
+    nice -n 19 python bench/methods_scorecard.py                 # all but COT, COTT, CODA at full size
+    nice -n 19 python bench/methods_scorecard.py --all              # also COT, COTT, CODA
     python bench/methods_scorecard.py --all --n 2000 --k 100 --out bench/x.md   # another size
 
 Probabilities are float32 (M, N, K) = 800 MB for the default size, from a seeded generator in
@@ -119,7 +119,9 @@ def main() -> None:
         f"- commit: {commit}",
         "- wall = elapsed seconds; cpu = process CPU seconds (all threads); load = 1-minute load",
         "  average when the method started (the machine is shared: wall times above ~2 x cpu/2",
-        "  mean the method waited for a core)", "",
+        "  mean the method waited for a core)",
+        "- run under `nice -n 19` on a shared 2-core machine: wall is not representative there;",
+        "  compare cpu s (a method on 2 threads meets 2 s wall on 2 idle cores when cpu s < 4)", "",
         "| kind | method | wall s | cpu s | load | wall < 2 s (else what bounds it) |",
         "|---|---|---:|---:|---:|---|",
     ]

@@ -194,3 +194,72 @@ def test_cot_multibatch_is_seeded():
     a = C.cot(P, y, batch_size=40)
     assert a.costs.size == 3 * 40  # ceil(90 / 40) batches of 40
     assert a.error == C.cot(P, y, batch_size=40).error
+
+
+@pytest.mark.parametrize("case", range(24))
+def test_certified_solver_equals_emd_on_tie_cases(case):
+    # labelfree.methods._transport (negative-cycle cancelling, Bellman-Ford certificate) against
+    # POT's ot.emd on the same n x K problem: equal optimal totals (ties may pick other vertices)
+    P, counts = _cases()[case]
+    k = C.transport_assign(P, counts, solver="certified")
+    k0 = C.transport_assign(P, counts, solver="emd")
+    assert np.bincount(k, minlength=P.shape[1]).tolist() == counts.tolist()
+    n = len(P)
+    tot, tot0 = (P[np.arange(n), k]).sum(), (P[np.arange(n), k0]).sum()
+    assert abs(tot - tot0) <= 1e-9 * max(abs(tot0), 1.0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_certified_solver_equals_emd_on_generic_cases(seed):
+    # generic rows (unique optimum): the same assignment as ot.emd, so COT errors agree to 1e-9;
+    # sizes and flat softmax rows like bench/methods_scorecard.py's zoo
+    r = np.random.default_rng(100 + seed)
+    n, K = [(300, 20), (800, 60), (500, 150)][seed % 3]
+    z = r.standard_normal((n, K))
+    z[np.arange(n), r.integers(0, K, n)] += [4.0, 1.0][seed % 2]
+    P = softmax(z)
+    w = r.dirichlet(np.ones(K))
+    if seed % 2:
+        w[:3] = 0.0  # absent classes
+        w /= w.sum()
+    counts = np.bincount(r.choice(K, size=n, p=w), minlength=K)
+    k = C.transport_assign(P, counts, solver="certified")
+    k0 = C.transport_assign(P, counts, solver="emd")
+    np.testing.assert_array_equal(k, k0)
+    e, e0 = (1 - P[np.arange(n), k]).mean(), (1 - P[np.arange(n), k0]).mean()
+    assert abs(e - e0) <= 1e-9 * e0
+
+
+def test_certified_cot_and_cott_equal_emd(monkeypatch):
+    # the estimates themselves: COT and COTT with the certified solver equal those with ot.emd
+    # (the default) on a flat 1000 x 100 case
+    r = np.random.default_rng(12)
+    n, K = 1000, 100
+    z = r.standard_normal((n, K))
+    y = r.integers(0, K, n)
+    z[np.arange(n), y] += 3.0
+    P = softmax(z)
+    Ps = softmax(z[r.permutation(n)] + r.standard_normal((n, K)))
+    want = (C.cot(P, y).error, C.cott(P, Ps, y).error)
+    emd = C.transport_assign
+
+    def certified(P_, counts):
+        return emd(P_, counts, solver="certified")
+
+    monkeypatch.setattr(C, "transport_assign", certified)
+    got = (C.cot(P, y).error, C.cott(P, Ps, y).error)
+    assert abs(got[0] - want[0]) <= 1e-9 * want[0]
+    assert got[1] == want[1]
+
+
+def test_certified_solver_falls_back_without_certificate(monkeypatch):
+    # when the repair is cut off (no certificate), transport_assign uses ot.emd
+    from labelfree.methods import _transport
+
+    r = np.random.default_rng(13)
+    P = softmax(r.normal(size=(200, 8)) * 2)
+    counts = np.bincount(r.integers(0, 8, 200), minlength=8)
+    monkeypatch.setattr(_transport, "assign", lambda P_, c: None)
+    np.testing.assert_array_equal(C.transport_assign(P, counts, solver="certified"),
+                                  C.transport_assign(P, counts, solver="emd"))
+    assert _transport._certify(P, _transport._start(P, counts), 1e-13, 0) is None
