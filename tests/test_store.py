@@ -161,3 +161,23 @@ def test_label_only_test_sets(tmp_path):
     store.save_npz(tmp_path / "other.npz", z=np.zeros(2))
     with pytest.raises(store.ArtefactError, match="other.npz: a test set needs labels"):
         store.read_labels(tmp_path / "other.npz")
+
+
+def test_group_manifest_lists_sets_in_order_and_changes_when_a_set_does(tmp_path):
+    """The stand-in of a test-set group (inference.smk, rule testset_group): the sets in the
+    group's order with their paths; a rewritten set of another size changes it; a missing set
+    is named, and nothing is written."""
+    paths = {}
+    for name, n in (("b-1", 5), ("a-2", 7)):
+        paths[name] = tmp_path / f"{name}.npz"
+        store.write_image_set(paths[name], np.zeros((n, 2, 2, 1), np.uint8), np.zeros(n, np.int64))
+    out = tmp_path / "groups" / "g.tsv"
+    store.write_group_manifest(out, paths, log=tmp_path / "g.log")
+    assert store.read_group_manifest(out) == {k: str(v) for k, v in paths.items()}
+    first = out.read_text()
+    store.write_image_set(paths["a-2"], np.zeros((9, 2, 2, 1), np.uint8), np.zeros(9, np.int64))
+    store.write_group_manifest(out, paths)
+    assert out.read_text() != first
+    with pytest.raises(ArtefactError, match="'c-3'"):
+        store.write_group_manifest(tmp_path / "h.tsv", {**paths, "c-3": tmp_path / "c-3.npz"})
+    assert not (tmp_path / "h.tsv").exists()

@@ -309,6 +309,32 @@ def files_by_testset(
     return out
 
 
+def write_group_manifest(
+    path: PathLike, sets: Mapping[str, PathLike], log: PathLike | None = None
+) -> None:
+    """Write the stand-in of a test-set group: one line per set (name, path, bytes).
+
+    Inference jobs list this one file instead of every set of the group, so the graph of a
+    10,000-model zoo resolves one input per job and group rather than 18 (issue 23 item 4); it
+    is rewritten whenever a set is, so a remade set still reruns the group's inference."""
+    lines = ["testset\tpath\tbytes"]
+    for name, p in sets.items():
+        q = Path(p)
+        if not q.is_file():
+            raise ArtefactError(f"{q}: test set {name!r} of the group is missing")
+        lines.append(f"{name}\t{q}\t{q.stat().st_size}")
+    with atomic_path(path) as tmp:
+        tmp.write_text("\n".join(lines) + "\n")
+    if log is not None:
+        Path(log).write_text(f"{len(sets)} test sets -> {path}\n")
+
+
+def read_group_manifest(path: PathLike) -> dict[str, str]:
+    """Test set -> path, as written by :func:`write_group_manifest`."""
+    rows = Path(path).read_text().splitlines()[1:]
+    return dict(tuple(r.split("\t")[:2]) for r in rows if r)
+
+
 def stack_logits(paths: Sequence[PathLike], testset: str) -> np.ndarray:
     """Logits of several models on one test set as one (n_models, N, K) float32 array."""
     parts = [read_logits(p, testset) for p in paths]

@@ -13,7 +13,7 @@ import pytest
 import torch
 import yaml
 
-from labelfree.store import load_json, read_logits
+from labelfree.store import load_json, read_group_manifest, read_logits
 from labelfree.zoo import build_model
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,7 +35,7 @@ def test_user_zoo_through_the_rules(tmp_path, bundle):
     cfg = {
         "seed": 0,
         "datasets": {"digits": {"source": "digits", "splits": {"train": 0.4, "test": 0.6}}},
-        "zoos": {"user": {"dataset": "digits", "testsets": ["id"], "sheet": str(tmp_path / "zoo.tsv"),
+        "zoos": {"user": {"dataset": "digits", "testsets": ["id", "natural"], "sheet": str(tmp_path / "zoo.tsv"),
                           "features": ["penultimate"], "bundle": bundle}},
         "inference": {"device": "cpu", "batch_size": 100},
         **{s: {"enabled": False} for s in studies},
@@ -48,7 +48,16 @@ def test_user_zoo_through_the_rules(tmp_path, bundle):
     assert proc.returncode == 0, proc.stderr[-4000:]
     table = pd.read_csv(tmp_path / "results/infer/user/accuracy.csv")
     assert table["model"].tolist() == ["trained", "mine"]
-    assert table.columns.tolist() == ["model", "arch", "params", "val_accuracy", "id"]
+    natural = [c for c in table.columns if c.startswith("natural")]
+    assert len(natural) > 1  # the group holds several sets: the per-model job lists its stand-in
+    assert table.columns.tolist() == ["model", "arch", "params", "val_accuracy", "id", *natural]
+    group = tmp_path / "results/testsets/digits/groups/natural.tsv"
+    # one input file stands for the group's sets in per-model jobs; bundle jobs list the sets
+    assert group.exists() == (bundle == "model")
+    if bundle == "model":
+        assert list(read_group_manifest(group)) == natural
+    for t in natural:
+        assert read_logits(tmp_path / "results/infer/user/mine/natural.npz", t).shape[1] == 10
     meta = load_json(tmp_path / "results/zoo/user/mine/meta.json")
     # the relative path in the sheet resolved against the sheet's folder (issue 14)
     assert meta["source"] == "checkpoint" and meta["checkpoint"] == str(tmp_path / "mine.pt")

@@ -4,6 +4,9 @@
 #   inference_model                           one job per model and group (`bundle: model`)
 #   inference_bundle_<zoo>_<bundle>_<group>   one job per bundle and group (otherwise)
 # A group is its own job, so a study that adds a group to a zoo runs inference on it alone.
+# A per-model job lists a group of several sets through one stand-in file (rule
+# testset_group, results/testsets/{dataset}/groups/{group}.tsv), which keeps the graph of a
+# large zoo small; bundle jobs are few and list the sets themselves.
 # Included last in the Snakefile, so test-set groups registered by studies are known here.
 # With `inference.device: cuda` each job requests `gpu=1`; profiles/slurm maps it to --gpus=1.
 # A prediction zoo (docs/your-zoo.md) enters here too: its import writes the same artefacts,
@@ -17,6 +20,32 @@ include: "functions/inference.smk"
 
 
 INFER = config["inference"]
+
+
+localrules:
+    testset_group,
+
+
+rule testset_group:
+    input:
+        lambda w: [testset_path(w.dataset, t) for t in group_sets(w.group)],
+    output:
+        group_manifest("{dataset}", "{group}"),
+    log:
+        "logs/testsets/{dataset}/groups/{group}.log",
+    wildcard_constraints:
+        group=alternatives(multi_set_groups()),
+    threads: 1
+    resources:
+        mem_mb=200,
+        runtime=5,
+    params:
+        sets=lambda w: group_sets(w.group),
+    run:
+        # in the scheduler's process: a job this small is not worth a fresh Python
+        from labelfree.store import write_group_manifest
+
+        write_group_manifest(output[0], dict(zip(params.sets, input)), log=log[0])
 
 
 rule inference_model:
@@ -39,7 +68,8 @@ rule inference_model:
         gpu=1 if INFER["device"] == "cuda" else 0,
     params:
         model_dirs=lambda w: [model_dir(w.zoo, w.model)],
-        testsets=lambda w: zoo_groups(w.zoo)[w.group],
+        # (name, path) of every set of the group: one function, as each costs per job
+        testsets=lambda w: group_testset_pairs(w.zoo, w.group),
         features=lambda w: ZOOS[w.zoo]["features"],
         batch_size=INFER["batch_size"],
         device=INFER["device"],
@@ -53,7 +83,7 @@ for _zoo, _bundles in ZOO_BUNDLES.items():
     if _zoo in PER_MODEL_ZOOS:
         continue
     for _bundle, _models in _bundles.items():
-        for _group, _sets in zoo_groups(_zoo).items():
+        for _group in zoo_groups(_zoo):
 
             rule:
                 name:
@@ -79,7 +109,7 @@ for _zoo, _bundles in ZOO_BUNDLES.items():
                     gpu=1 if INFER["device"] == "cuda" else 0,
                 params:
                     model_dirs=[model_dir(_zoo, m) for m in _models],
-                    testsets=_sets,
+                    testsets=group_testset_pairs(_zoo, _group),
                     features=ZOOS[_zoo]["features"],
                     batch_size=INFER["batch_size"],
                     device=INFER["device"],

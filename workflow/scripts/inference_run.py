@@ -13,7 +13,7 @@ retain_freed_memory()  # glibc: reuse freed activations, no page faults per batc
 
 infer_group(
     model_dirs=sm.params.model_dirs,
-    testsets=list(zip(sm.params.testsets, sm.input.testsets, strict=True)),
+    testsets=[tuple(pair) for pair in sm.params.testsets],
     out_paths=list(sm.output),
     features=sm.params.features,
     batch_size=sm.params.batch_size,

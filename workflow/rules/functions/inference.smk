@@ -15,13 +15,44 @@ def group_testset_paths(zoo, group):
     return [testset_path(zoo_dataset(zoo), t) for t in zoo_groups(zoo)[group]]
 
 
+def group_testset_pairs(zoo, group):
+    """(test set, path) of every set of a zoo's group, as the inference script takes them."""
+    dataset = zoo_dataset(zoo)
+    return [(t, testset_path(dataset, t)) for t in zoo_groups(zoo)[group]]
+
+
+def group_manifest(dataset, group):
+    """The one file that stands for a test-set group of several sets (rule testset_group)."""
+    return f"results/testsets/{dataset}/groups/{group}.tsv"
+
+
+def group_inputs(zoo, group):
+    """What a per-model inference job on ``group`` lists as input: the set itself for a group
+    of one, else the group's stand-in, so the graph resolves one input per job instead of one per set
+    (a 10,000-model zoo: about 120,000 input files instead of 291,000; bench/graph_cost.py).
+    """
+    sets = zoo_groups(zoo)[group]
+    if len(sets) == 1:
+        return [testset_path(zoo_dataset(zoo), sets[0])]
+    return [group_manifest(zoo_dataset(zoo), group)]
+
+
+def multi_set_groups():
+    """Every registered group token that stands for more than one test set."""
+    return sorted(g for g, s in TESTSET_GROUPS.items() if len(dict.fromkeys(s)) > 1)
+
+
+def group_sets(group):
+    return list(dict.fromkeys(TESTSET_GROUPS[group]))
+
+
 def inference_model_inputs(wildcards):
     """Inputs of one model's job on one group (zoos with `bundle: model`)."""
     d = model_dir(wildcards.zoo, wildcards.model)
     return {
         "weights": f"{d}/weights.safetensors",
         "meta": f"{d}/meta.json",
-        "testsets": group_testset_paths(wildcards.zoo, wildcards.group),
+        "testsets": group_inputs(wildcards.zoo, wildcards.group),
     }
 
 
