@@ -155,6 +155,11 @@ def test_size_bin_denominator_counts_all_images():
 def test_flag_frequency_fig6():
     flags = np.array([[1, 1, 0, 0, 1], [0, 1, 0, 0, 1], [0, 1, 0, 0, 0]], dtype=bool)
     assert an.flag_frequency(flags).tolist() == pytest.approx([1 / 3, 1 / 3, 1 / 3])
+    # an asymmetric case: per-input counts (1, 1, 1, 2, 3, 0) -> among the 5 flagged inputs,
+    # 3 flagged by exactly one model, 1 by two, 1 by three
+    flags = np.array([[1, 0, 0, 1, 1, 0], [0, 1, 0, 1, 1, 0], [0, 0, 1, 0, 1, 0]], dtype=bool)
+    assert an.flag_frequency(flags).tolist() == pytest.approx([3 / 5, 1 / 5, 1 / 5])
+    assert np.isnan(an.flag_frequency(np.zeros((2, 4), bool))).all()
 
 
 def test_followup_validity_from_hidden_instances():
