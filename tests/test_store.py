@@ -106,12 +106,15 @@ def test_group_file_holds_every_set_and_names_a_missing_one(tmp_path):
 
 
 def test_stack_predictions(tmp_path):
-    for i, cls in enumerate([0, 2]):
+    """(N, M) argmax predictions, one column per model in the order given."""
+    for i, cls in enumerate([[1, 0, 2, 2, 1], [2, 2, 0, 1, 0]]):
         lg = np.zeros((5, 3), np.float32)
-        lg[:, cls] = 1
+        lg[np.arange(5), cls] = 1
         store.write_inference(tmp_path / f"m{i}.npz", {"id": {"logits": lg}})
     pred = store.stack_predictions([tmp_path / "m0.npz", tmp_path / "m1.npz"], "id")
-    assert pred.shape == (5, 2) and (pred[:, 1] == 2).all()
+    assert pred.tolist() == [[1, 2], [0, 2], [2, 0], [2, 1], [1, 0]]
+    back = store.stack_predictions([tmp_path / "m1.npz", tmp_path / "m0.npz"], "id")
+    np.testing.assert_array_equal(back, pred[:, ::-1])
 
 
 def test_tables_are_byte_stable(tmp_path):

@@ -95,10 +95,23 @@ def test_far_candidate_censored():
 
 
 def test_reference_modes_and_validation():
+    """Spec 2.6 option exact_pool: replicate b (generator default_rng([seed, b])) draws N = N_test/2
+    candidate indices then N reference indices; the reference sample is every one of the M models
+    at those indices (M N values), rebuilt here without the library's replicate helper."""
     rng = np.random.default_rng(15)
-    ref, cand = _zoo(rng, 8, 400), _zoo(rng, 3, 400)
+    ref = _zoo(rng, 8, 400)
+    cand = np.concatenate([_zoo(rng, 1, 400), 0.6 * _zoo(rng, 1, 400), _zoo(rng, 1, 400) + 1.5])
     exact = alpha_hat(ref, cand, n_boot=10, seed=2, reference_mode="exact_pool")
-    assert exact.alpha_hat.shape == (3,)
+    gamma = exact.gamma
+    assert len(np.unique(exact.alpha_boot)) >= 3  # the case tells levels apart
+    for b in range(10):
+        idx = np.random.default_rng([2, b]).integers(400, size=400)
+        d = trimmed_ks(cand[:, idx[:200]], ref[:, idx[200:]].ravel(), GRID)
+        level = np.array([GRID[np.argmax(r <= gamma)] if (r <= gamma).any() else 0.5 for r in d])
+        np.testing.assert_array_equal(exact.alpha_boot[:, b], level)
+    np.testing.assert_allclose(exact.alpha_hat, exact.alpha_boot.mean(axis=1), rtol=1e-12)
+    pooled = alpha_hat(ref, cand, n_boot=10, seed=2)
+    assert not np.array_equal(pooled.alpha_boot, exact.alpha_boot)  # the option reaches the draw
     with pytest.raises(ValueError, match="reference_mode"):
         alpha_hat(ref, cand, reference_mode="nope")
     with pytest.raises(ValueError, match="N_test"):

@@ -168,11 +168,12 @@ def test_known_contamination_levels(a):
 
 
 def test_known_contamination_a02_printed_values():
-    """Spec 7.5 printed row for a = 0.2: 0.200, 0.192, 0.180, 0.158, 0.135, 0.111, 0.059, 0."""
+    """Spec 7.5 printed row for a = 0.2: 0.200, 0.192, 0.180, 0.158, 0.135, 0.111, 0.059, 0,
+    within the spec's 1e-3 (measured max |diff| 3.6e-4 against the printed 3 decimals)."""
     ref, cand = _contaminated(0.2)
     d = trimmed_ks(cand, ref, GRID)
     np.testing.assert_allclose(
-        d[:8], [0.200, 0.192, 0.180, 0.158, 0.135, 0.111, 0.059, 0.0], atol=1.5e-3
+        d[:8], [0.200, 0.192, 0.180, 0.158, 0.135, 0.111, 0.059, 0.0], atol=1e-3
     )
 
 

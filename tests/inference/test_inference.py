@@ -72,11 +72,18 @@ def test_features_are_the_named_layers(digits_small):
     np.testing.assert_array_equal(out["first"], first.numpy())
     np.testing.assert_array_equal(out["penultimate"], penult.numpy())
     assert not mlp.body[1]._forward_hooks and not mlp.head._forward_pre_hooks  # hooks removed
-    lenet = predict(_model("lenet", width=6), x, device="cpu", features=("first", "penultimate"))
-    assert lenet["first"].shape == (50, 6 * 8 * 8)  # conv1 map (after ReLU), flattened
-    assert lenet["penultimate"].shape == (50, 8 * 6)  # the hidden fc (LeNet's 84-unit layer)
-    res = predict(_model("resnet", width=8), x, device="cpu", features=("penultimate",))
-    assert res["penultimate"].shape == (50, 32)  # global-average-pooled vector
+    for arch, width, first_dim, pen_dim in (("lenet", 6, 6 * 8 * 8, 8 * 6), ("resnet", 8, 8 * 8 * 8, 32)):
+        # lenet: conv1 map after ReLU, flattened / the hidden fc (LeNet's 84-unit layer);
+        # resnet: stem conv-BN-ReLU map / the global-average-pooled vector
+        net = _model(arch, width=width)
+        got = predict(net, x, device="cpu", features=("first", "penultimate"))
+        with torch.no_grad():
+            first, penult = net.body[0](t), net.body(t)
+            logits = net.head(penult)
+        assert got["first"].shape == (50, first_dim) and got["penultimate"].shape == (50, pen_dim)
+        np.testing.assert_array_equal(got["first"], first.flatten(1).numpy())
+        np.testing.assert_array_equal(got["penultimate"], penult.numpy())
+        np.testing.assert_array_equal(got["logits"], logits.numpy())
     with pytest.raises(InferenceError, match="unknown feature"):
         predict(mlp, x, features=("last",))
 

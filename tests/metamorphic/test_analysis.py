@@ -63,6 +63,23 @@ def test_cochran_sample_sizes():
     assert got == [348, 357, 364, 275, 356]
 
 
+def test_cochran_hand_cases_small_populations():
+    """Hand computation of n = ceil(n0 / (1 + (n0 - 1) / N)), n0 = 1.96^2 * 0.25 / 0.05^2 = 384.16.
+
+    The paper-sized populations above do not separate the finite-population correction's
+    (n0 - 1) from a mistyped n0 or N - 1; small ones do:
+    N = 29: 384.16 / (1 + 383.16/29) = 27.03 -> 28 (with n0 in place of n0 - 1: 26.93 -> 27);
+    N = 2: 384.16 / (1 + 383.16/2) = 1.995 -> 2 (with N - 1: 1.0 -> 1); N = 1 -> 1 (all of it);
+    N -> infinity: ceil(384.16) = 385; no flags -> 0.
+    Spec section 9 item 10: Table 1's totals 826 / 344 / 222 give Cochran 263 / 182 / 141."""
+    assert [an.cochran(n) for n in (1, 2, 29, 10**9, 0)] == [1, 2, 28, 385, 0]
+    assert [an.cochran(n) for n in (826, 344, 222)] == [263, 182, 141]
+    # never more than the population, and monotone in it
+    sizes = [an.cochran(n) for n in range(1, 2000)]
+    assert all(s <= n for s, n in zip(sizes, range(1, 2000), strict=True))
+    assert all(a <= b for a, b in zip(sizes, sizes[1:], strict=False))
+
+
 def test_vgg16_mr1_ratio():
     """Spec 8.9: Table 5's VGG16 MR-1 259 of 35,634 correct -> 0.73%, through our summary row
     (flags AND correct / #correct) and the prevalence table's formatting."""
@@ -138,6 +155,11 @@ def test_size_bin_denominator_counts_all_images():
 def test_flag_frequency_fig6():
     flags = np.array([[1, 1, 0, 0, 1], [0, 1, 0, 0, 1], [0, 1, 0, 0, 0]], dtype=bool)
     assert an.flag_frequency(flags).tolist() == pytest.approx([1 / 3, 1 / 3, 1 / 3])
+    # an asymmetric case: per-input counts (1, 1, 1, 2, 3, 0) -> among the 5 flagged inputs,
+    # 3 flagged by exactly one model, 1 by two, 1 by three
+    flags = np.array([[1, 0, 0, 1, 1, 0], [0, 1, 0, 1, 1, 0], [0, 0, 1, 0, 1, 0]], dtype=bool)
+    assert an.flag_frequency(flags).tolist() == pytest.approx([3 / 5, 1 / 5, 1 / 5])
+    assert np.isnan(an.flag_frequency(np.zeros((2, 4), bool))).all()
 
 
 def test_followup_validity_from_hidden_instances():

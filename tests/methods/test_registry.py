@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.stats
 
 from labelfree.methods import MethodInputError, call, methods, softmax
 
@@ -29,12 +30,18 @@ def test_every_method_runs_with_its_uniform_signature(zoo):
     ctx = dict(source_probs=zoo["Ps"], source_labels=zoo["ys"], features=zoo["feats"],
                source_features=zoo["sfeats"])
     M, N = zoo["P"].shape[:2]
+    acc = (zoo["P"].argmax(2) == zoo["y"]).mean(1)  # 0.46 ... 0.80, increasing with the model
     for m in methods():
         if m.kind in ("rank", "estimate"):
             out = call(m.kind, m.name, list(zoo["P"]), **ctx)
             assert out.shape == (M,) and np.all(np.isfinite(out)), m.name
             if m.kind == "estimate":
-                assert np.all((out > -0.5) & (out < 1.5)), m.name
+                # measured max |estimate - accuracy| 0.32 (GDE); the target is shifted
+                assert np.abs(out - acc).max() < 0.4, m.name
+            if m.name not in ("FD", "Dispersion"):  # those two see random-noise features here
+                # every score is oriented "higher = better": a sign slip ranks the zoo backwards
+                # (measured Spearman 0.7 (MaNo) to 1.0)
+                assert scipy.stats.spearmanr(out, acc).statistic >= 0.5, m.name
         elif m.kind == "select":
             idx = call("select", m.name, zoo["P"], 20, 0, **ctx)
             assert len(idx) <= 20 and len(set(idx.tolist())) == len(idx), m.name

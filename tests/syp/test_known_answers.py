@@ -8,11 +8,14 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 
 from labelfree.syp import baselines as bl
 from labelfree.syp import experiment as ex
 from labelfree.syp import indicators as ind
-from labelfree.syp.aggregate import rmse
+from labelfree.syp import oracle as orc
+from labelfree.syp.aggregate import rmse, select_tau, set_accuracy
+from labelfree.syp.normalise import fit_normaliser
 from labelfree.syp.pipeline import IndicatorTable
 
 LN2, LN3, LN4 = math.log(2), math.log(3), math.log(4)
@@ -310,3 +313,135 @@ def test_checks_table_hand_case():
     assert corr["value"] == pytest.approx(1.0) and corr["holds"]
     # ATC adds nothing here (identical scores): |H+A - H| = 0 holds
     assert ck.loc["Table 3: |RMSE(H+A) - RMSE(H)|", "value"] == 0.0
+
+
+# ---------------------------------------------------------------------------------------------
+# the accuracy predictor: normalisation -> oracle -> threshold -> tau selection (spec 2.5-2.9)
+# ---------------------------------------------------------------------------------------------
+
+
+def _ora_a_params(f: int, r: int) -> int:
+    """ORA-A parameters by hand (spec 2.7), m = F r: Linear(F, m) + 2 Linear(m, m)
+    + Linear(m, m/2) + Linear(m/2, 1), weights and biases."""
+    m = f * r
+    return (f * m + m) + 2 * (m * m + m) + (m * (m // 2) + m // 2) + (m // 2 + 1)
+
+
+def _ora_b_params(f: int, r: int) -> int:
+    """ORA-B parameters by hand (spec 2.7): Linear(F, m), then per block qkv Linear(m, 3m),
+    proj Linear(m, m) and the two MLP Linear(m, m); head Linear(m, 1)."""
+    m = f * r
+    block = (3 * m * m + 3 * m) + (m * m + m) + 2 * (m * m + m)
+    return (f * m + m) + 2 * block + (m + 1)
+
+
+@pytest.mark.parametrize("r", [2, 4, 6, 8, 10])
+def test_oracle_parameter_counts_by_hand_table4_grid(r):
+    """Spec 2.7 / Table 4 (r in {2, 4, 6, 8, 10}) and Table 3 (F in {1, 2, 3, 6} columns): the
+    hand count above; F = 6, r = 8 gives the spec's 6,241 (ORA-A) and 28,609 (ORA-B)."""
+    assert _ora_a_params(6, 8) == 6241 and _ora_b_params(6, 8) == 28609
+    assert orc.count_parameters(orc.OracleA(6, r)) == _ora_a_params(6, r)
+    assert orc.count_parameters(orc.OracleB(6, r)) == _ora_b_params(6, r)
+    for f in (1, 2, 3):
+        assert orc.count_parameters(orc.OracleA(f, r)) == _ora_a_params(f, r)
+
+
+def _gelu(x: float) -> float:
+    """Exact GELU, x Phi(x) (PyTorch's default, the reference code's nn.GELU)."""
+    return x * 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def _chain_oracle(a: float, c: float) -> orc.OracleA:
+    """ORA-A (F = 6, r = 8) whose only live path is input column 0 -> unit 0 of every layer:
+    q = sigmoid(a GELU(GELU(GELU(GELU(x0)))) + c)."""
+    m = orc.OracleA(6, 8)
+    with torch.no_grad():
+        for p in m.parameters():
+            p.zero_()
+        linears = [mod for mod in m.net if isinstance(mod, torch.nn.Linear)]
+        for lin in linears[:-1]:
+            lin.weight[0, 0] = 1.0
+        linears[-1].weight[0, 0] = a
+        linears[-1].bias[0] = c
+    return m
+
+
+def test_oracle_a_forward_hand_case():
+    """Spec 2.7: four GELUs between the five Linear layers, then a sigmoid. With the chain
+    weights above, x0 = 1: GELU(1) = 0.84134, then 0.67301, 0.50444, 0.34959; a = -20, c = 5
+    gives q = sigmoid(5 - 20 * 0.34959) = 0.12007. A missing GELU, a ReLU or a missing sigmoid
+    changes q in the second decimal or more."""
+    m = _chain_oracle(-20.0, 5.0)
+    x = np.zeros((3, 6))
+    x[:, 0] = [1.0, 0.0, 0.5]
+    x[:, 1:] = 7.0  # dead columns: no effect
+    q = orc.predict_scores(m, x)
+    g4 = [_gelu(_gelu(_gelu(_gelu(v)))) for v in x[:, 0]]
+    want = [1 / (1 + math.exp(-(5.0 - 20.0 * v))) for v in g4]
+    assert g4[0] == pytest.approx(0.34959, abs=1e-5)
+    np.testing.assert_allclose(q, want, rtol=1e-6)
+    assert q[0] == pytest.approx(0.12007, abs=1e-5) and q[1] == pytest.approx(1 / (1 + math.exp(-5)))
+
+
+def test_accuracy_predictor_hand_case():
+    """Spec 2.5 + 2.9 end to end on hand numbers: an evaluation set with entropies
+    (0, 0.5, 1.5, 2.0) is min-max normalised within the set to (0, .25, .75, 1); FD 9 with the
+    meta-sets' FD range [1, 5] is clipped to 1. The chain oracle (a = -20, c = 5) scores
+    sigmoid(5 - 20 GELU^4(h)): GELU^4 = (0, .02313, .16799, .34959) -> q = (.99331, .98941, .83757, .12007):
+    3 of 4 above tau = 0.5 -> predicted accuracy 75 %; above tau = 0.9 only 2 -> 50 %."""
+    meta = np.zeros((4, 6))
+    meta[:, 0] = [0.0, 1.0, 2.0, 3.0]
+    meta[:, 5] = [1.0, 1.0, 5.0, 5.0]
+    norm = fit_normaliser(meta, ind.COLUMNS, "pooled")
+    ev = np.zeros((4, 6))
+    ev[:, 0] = [0.0, 0.5, 1.5, 2.0]
+    ev[:, 5] = 9.0
+    xe = norm.transform_eval(ev)
+    np.testing.assert_allclose(xe[:, 0], [0.0, 0.25, 0.75, 1.0], atol=1e-15)
+    np.testing.assert_array_equal(xe[:, 5], 1.0)
+    np.testing.assert_array_equal(xe[:, 1:5], 0.0)  # zero-range columns -> 0 (spec guard)
+    q = orc.predict_scores(_chain_oracle(-20.0, 5.0), xe)
+    np.testing.assert_allclose(q, [0.99331, 0.98941, 0.83757, 0.12007], atol=1e-5)
+    assert set_accuracy(q, 0.5) == 75.0 and set_accuracy(q, 0.9) == 50.0
+    # FD inside the meta-set range: (4 - 1) / (5 - 1) = 0.75, not clipped
+    ev[:, 5] = 4.0
+    np.testing.assert_array_equal(norm.transform_eval(ev)[:, 5], 0.75)
+
+
+def test_select_tau_hand_case():
+    """Spec 2.9: tau from {0.45, 0.5, 0.55} by the lowest validation RMSE, ties to the first.
+    Two sets, true 50 % and 100 %. Set 1 q = (.4, .47, .52, .6): 75 / 50 / 25 % at the three tau;
+    set 2 q = (.46, .51, .56, .9): 100 / 75 / 50 %. RMSE: tau .45 -> sqrt((25^2 + 0)/2) = 17.68,
+    .5 -> sqrt((0 + 25^2)/2) = 17.68, .55 -> sqrt((25^2 + 50^2)/2) = 39.53: a tie, so 0.45."""
+    s1, s2 = np.array([0.4, 0.47, 0.52, 0.6]), np.array([0.46, 0.51, 0.56, 0.9])
+    tau, table = select_tau([s1, s2], np.array([50.0, 100.0]), [0.45, 0.5, 0.55])
+    assert table[0.45] == pytest.approx(25 / math.sqrt(2)) == table[0.5]
+    assert table[0.55] == pytest.approx(math.sqrt((25**2 + 50**2) / 2))
+    assert tau == 0.45
+    tau, _ = select_tau([s1, s2], np.array([50.0, 100.0]), [0.55, 0.5, 0.45])
+    assert tau == 0.5  # the first of the tied values in grid order
+    tau, _ = select_tau([s1, s2], np.array([25.0, 50.0]), [0.45, 0.5, 0.55])
+    assert tau == 0.55  # exact there: RMSE 0
+
+
+def test_table5_constant_predictor_hand_case():
+    """Spec 5 Table 5 / check 16: the 'without normalisation' oracle saying 'correct' for every
+    sample predicts 100 % on every set, so its RMSE is the constant-100 % RMSE. True (70, 64):
+    sqrt((30^2 + 36^2) / 2) = sqrt(1098) = 33.136 (the paper's 32.99 / 33.96 are of this kind:
+    they imply a mean validation accuracy of at least 100 - 32.99 = 67.01 %)."""
+    names = ["v0", "v1"]
+    table = IndicatorTable(
+        x=np.zeros((2, 6)), correct=np.zeros(2), set_id=np.arange(2), sets=names,
+        kinds=["val", "val"], acc=np.array([70.0, 64.0]), scores={},
+    )
+    exact = {"v0": np.array([0.9] * 7 + [0.1] * 3), "v1": np.array([0.9] * 16 + [0.1] * 9)}
+    q = {"ora_a": [exact], "no_norm": [{n: np.full(10, 0.99) for n in names}]}
+    agg = {"mode": "threshold", "tau": "fixed", "tau_grid": [0.5], "fixed_tau": 0.5}
+    t5 = ex.table5([ex.ModelResults("m", table, {}, q)], agg).set_index("setting")
+    assert t5.loc["with normalisation", "rmse"] == 0.0
+    assert t5.loc["without normalisation", "rmse"] == pytest.approx(math.sqrt(1098.0))
+    assert t5.loc["constant 100 % predictor", "rmse"] == pytest.approx(33.1361, abs=1e-4)
+    assert t5.loc["without normalisation", "pred_spread"] == 0.0
+    # the paper's bound: RMSE of (100 - a) >= 100 - mean(a), so mean(a) >= 100 - RMSE
+    for paper in ex.PAPER_TABLE5["without normalisation"]:
+        assert 100 - paper == pytest.approx(67.0, abs=1.1)

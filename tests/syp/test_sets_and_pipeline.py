@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
+from labelfree.seeds import rng as seeded_rng
 from labelfree.syp import baselines as bl
 from labelfree.syp import experiment as ex
 from labelfree.syp import metasets as ms
@@ -33,7 +34,15 @@ def test_meta_set_deterministic_and_checksummed():
     assert sa == sb and sa.checksum == ms.checksum(a) and len(sa.ops) == 3
     assert len(set(sa.ops)) == 3 and set(sa.ops) <= set(ms.META_OPS)
     assert sc.checksum != sa.checksum
-    assert a.dtype == np.uint8 and a.shape == x.shape
+    # the record describes the image: replaying its ops in its order at its strength, with the
+    # set's generator (seed, "syp-meta", index), rebuilds the set bit for bit; the ops change it
+    g = seeded_rng(11, "syp-meta", 3)
+    g.permutation(len(ms.META_OPS)), g.uniform(0.0, 1.0)  # the draws of the ops and of s
+    out = x.astype(np.float64)
+    for op in sa.ops:
+        out = ms.META_OPS[op](out, g, sa.strength)
+    np.testing.assert_array_equal(a, np.round(np.clip(out, 0, 255)).astype(np.uint8))
+    assert not np.array_equal(a, x) and not np.array_equal(a, c)
     # the set-level draws (ops, order, strength) depend only on (seed, set index), not on the
     # images: another source gives the same recipe, another seed a different one
     _, s_other = ms.build_meta_set(_images(seed=5), 3, seed=11)
@@ -60,6 +69,14 @@ def test_validation_sets_plan_and_corruptions():
     plan = ms.ValidationPlan(tuple(ms.CORRUPTIONS), 3, 4)
     sets = ms.build_validation_sets(x, y, plan, seed=0)
     assert list(sets) == plan.names() and len(sets) == 1 + 19 + 4
+    groups = [info["group"] for _, _, info in sets.values()]
+    assert (groups.count("clean"), groups.count("corrupted"), groups.count("natural")) == (1, 19, 4)
+    # each corruption name gives its own images (a name -> function mix-up would repeat one);
+    # on full-range random pixels, since posterize and saturate agree on the near-binary bars
+    xr = np.random.default_rng(1).integers(0, 256, x.shape).astype(np.uint8)
+    corrupted = [xs.tobytes() for xs, _, info in ms.build_validation_sets(xr, y, plan, 0).values()
+                 if info["group"] == "corrupted"]
+    assert len(set(corrupted)) == 19
     for name, (xs, ys, info) in sets.items():
         assert xs.dtype == np.uint8 and xs.shape == x.shape and len(ys) == len(xs)
         if info["group"] == "corrupted":
@@ -83,10 +100,20 @@ def test_validation_sets_plan_and_corruptions():
 
 
 def test_rotations_blocks():
-    x = _images(3)
-    r = ms.rotations(x)
-    assert r.shape == (9, 16, 16, 1)
-    np.testing.assert_array_equal(r[3:6], x[:, ::-1, ::-1])
+    """Spec 3 Rotation: blocks [90, 180, 270] degrees counter-clockwise, in that order, image
+    order kept within a block. Hand case: [[1, 2], [3, 4]] turned 90 degrees counter-clockwise is
+    [[2, 4], [1, 3]], 180 is [[4, 3], [2, 1]], 270 is [[3, 1], [4, 2]]."""
+    x = np.array([[[1, 2], [3, 4]], [[5, 6], [7, 8]]], dtype=np.uint8)[..., None]
+    r = ms.rotations(x)[..., 0]
+    np.testing.assert_array_equal(r[0], [[2, 4], [1, 3]])
+    np.testing.assert_array_equal(r[2], [[4, 3], [2, 1]])
+    np.testing.assert_array_equal(r[4], [[3, 1], [4, 2]])
+    np.testing.assert_array_equal(r[[1, 3, 5]], [[[6, 8], [5, 7]], [[8, 7], [6, 5]],
+                                                 [[7, 5], [8, 6]]])
+    big = _images(3)
+    np.testing.assert_array_equal(ms.rotations(big)[3:6], big[:, ::-1, ::-1])
+    with pytest.raises(ValueError, match="square"):
+        ms.rotations(np.zeros((1, 4, 5, 1), np.uint8))
 
 
 def test_baseline_scores():
@@ -205,9 +232,29 @@ def test_tables_on_synthetic_results():
     true = results[0].true_acc(results[0].val_sets())
     const = t5.loc[t5["setting"] == "constant 100 % predictor", "rmse"].item()
     assert const == pytest.approx(rmse(true, np.full(len(true), 100.0)))
-    assert len(ex.table3(results, agg, cfg["tables"]["indicator_ablation"], groups)) == 2
-    assert list(ex.table4(results, agg, [4, 8], 8, {})["r"]) == [4, 8]
-    assert len(ex.table2(results, agg)) == 3
+    # the paper's cross-table identity (spec 5): Table 3's last row, Table 4's r = 8, Table 5's
+    # "with normalisation" and Table 2's first row are Table 1's ORA-A; the other rows come from
+    # their own variant's scores (recomputed here through tau selection on the validation sets)
+    ora_a = t1.loc[t1["method"] == "SYP (ORA-A)", "rmse_overall"].item()
+    t3 = ex.table3(results, agg, cfg["tables"]["indicator_ablation"], groups).set_index("indicators")
+    t4 = ex.table4(results, agg, [4, 8], 8, {}).set_index("r")
+    t2 = ex.table2(results, agg).set_index("configuration")
+    assert list(t3.index) == ["H", "all six"] and list(t4.index) == [4, 8]
+    with_norm = t5.loc[t5["setting"] == "with normalisation", "rmse"].item()
+    for v in (t3.loc["all six", "rmse"], t4.loc[8, "rmse"], with_norm,
+              t2.loc["Six indicators + ORA-A", "rmse_val"]):
+        assert v == pytest.approx(ora_a, rel=1e-12)
+    val = results[0].val_sets()
+
+    def own(key):
+        per_seed = ex.oracle_predictions(q[key], val, true, agg)
+        return np.mean([rmse(true, p) for _, p in per_seed])
+
+    assert t3.loc["H", "rmse"] == pytest.approx(own("ind_h"), rel=1e-12)
+    assert t4.loc[4, "rmse"] == pytest.approx(own("r4"), rel=1e-12)
+    assert t2.loc["+ Loss adjustment", "rmse_val"] == pytest.approx(own("ora_a_adj"), rel=1e-12)
+    assert t5.loc[t5["setting"] == "without normalisation", "rmse"].item() == pytest.approx(
+        own("no_norm"), rel=1e-12)
 
 
 def test_check_config_names_the_key_at_fault():
