@@ -192,7 +192,8 @@ if PACE_ON:
             mem_mb=PACE["mem_mb"],
             runtime=PACE["runtime"],
         params:
-            cfg=PACE,
+            # without the report-only key: naming other runs must not rerun the experiments
+            cfg={k: v for k, v in PACE.items() if k != "cross_dataset_runs"},
             seed=SEED,
         script:
             "../scripts/pace_experiment.py"
@@ -205,6 +206,7 @@ if PACE_ON:
         output:
             **pace_report_outputs(),
             errors="results/pace/raw/errors.csv",
+            cross_rows="results/pace/raw/cross_rows.csv",
         log:
             "logs/pace/report.log",
         conda:
@@ -213,5 +215,30 @@ if PACE_ON:
         resources:
             mem_mb=PACE["mem_mb"],
             runtime=PACE["runtime"],
+        params:
+            zoo=PACE_ZOO,
+            dataset=PACE_DATASET,
         script:
             "../scripts/pace_report.py"
+
+    rule pace_cross_dataset:
+        input:
+            rows=pace_cross_inputs(),
+        output:
+            csv=report(
+                "results/pace/tables/pace_cross_dataset.csv",
+                caption="../report/pace/pace_cross_dataset.rst",
+                category="pace",
+                subcategory="tables",
+            ),
+            md="results/pace/tables/pace_cross_dataset.md",
+        log:
+            "logs/pace/cross_dataset.log",
+        conda:
+            "../../envs/labelfree.yaml"
+        threads: 1
+        resources:
+            mem_mb=PACE["mem_mb"],
+            runtime=PACE["runtime"],
+        script:
+            "../scripts/pace_cross_dataset.py"
