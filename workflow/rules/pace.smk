@@ -19,7 +19,15 @@ PACE_EXPERIMENTS = ["main", "features", "alpha", "dims", "reducers", "variants"]
 # Test-set groups a zoo may list (the pace zoo lists all three).
 TESTSET_GROUPS["pace_pool"] = [] if PACE_POOL == "id" else [PACE_POOL]
 TESTSET_GROUPS["pace_mutated"] = ["pace_patch", "pace_light"]
-TESTSET_GROUPS["pace_generated"] = ["pace_fgsm", "pace_bim"]
+PACE_CW = dict(PACE["attack"].get("cw") or {})
+PACE_CW_ON = bool(PACE_CW.pop("enabled", False))
+# the attack parameters name C&W only when it is on: runs without it keep their old params
+PACE_ATTACK = {k: v for k, v in PACE["attack"].items() if k != "cw"} | (
+    {"cw": PACE_CW} if PACE_CW_ON else {}
+)
+TESTSET_GROUPS["pace_generated"] = ["pace_fgsm", "pace_bim"] + (
+    ["pace_cw"] if PACE_CW_ON else []
+)
 
 if PACE_ON and PACE_ZOO not in ZOO_SHEETS:
     raise WorkflowError(
@@ -110,6 +118,7 @@ if PACE_ON:
             weights=f"{model_dir(PACE_ZOO, pace_attack_model())}/weights.safetensors",
             meta=f"{model_dir(PACE_ZOO, pace_attack_model())}/meta.json",
         output:
+            **({"cw": testset_path(PACE_DATASET, "pace_cw")} if PACE_CW_ON else {}),
             fgsm=testset_path(PACE_DATASET, "pace_fgsm"),
             bim=testset_path(PACE_DATASET, "pace_bim"),
         log:
@@ -131,7 +140,7 @@ if PACE_ON:
                 .set_index("model")
                 .loc[pace_attack_model(), "preprocessing"]
             ),
-            attack=PACE["attack"],
+            attack=PACE_ATTACK,
         script:
             "../scripts/pace_testsets.py"
 
@@ -192,8 +201,12 @@ if PACE_ON:
             mem_mb=PACE["mem_mb"],
             runtime=PACE["runtime"],
         params:
-            # without the report-only key: naming other runs must not rerun the experiments
-            cfg={k: v for k, v in PACE.items() if k != "cross_dataset_runs"},
+            # without the keys added since (report-only, C&W off): old runs keep their params
+            cfg={
+                k: PACE_ATTACK if k == "attack" else v
+                for k, v in PACE.items()
+                if k != "cross_dataset_runs"
+            },
             seed=SEED,
         script:
             "../scripts/pace_experiment.py"
