@@ -5,9 +5,10 @@ distances from a KD-tree query (slow in 128-d) and Prim's algorithm on the mutua
 graph with one scalar distance per pair (O(N^2 D) without BLAS). This module computes the same
 minimum spanning tree, edge for edge and bit for bit, and hands it to the package's own
 ``label`` / ``_tree_to_labels`` / ``outlier_scores``, so labels and GLOSH scores are the
-package's. Speed comes from BLAS: squared distances ``|a|^2 + |b|^2 - 2 a.b`` decide every
-comparison whose outcome is certain under a rigorous rounding bound, and only the remaining
-pairs get the package's exact distance (``sqrt`` of a left-to-right sum of squared differences,
+package's. Speed comes from BLAS in single precision: squared distances ``|a|^2 + |b|^2 - 2
+a.b`` of the centred rows rounded to float32 (``_Filter``, which states the rounding bound)
+decide every comparison whose outcome is certain under that bound, and only the remaining
+pairs get the package's exact float64 distance (``sqrt`` of a left-to-right sum of squared differences,
 reproduced with ``cumsum``). Prim's tie-breaking (first index wins, strict ``<`` updates) is the
 package's ``mst_linkage_core_vector``.
 """
