@@ -125,3 +125,25 @@ def test_art_maximin_bruteforce_property():
         d[prev] = -1
         assert order[t] == int(np.argmax(d))
     assert len(set(order.tolist())) == 20
+
+
+def test_min_one_per_group_exact_mode_known_answer():
+    """Spec 2.6 / 2.11 switch ``min_one_per_group`` in the exact mode, by hand. n = 20, alpha =
+    0.8: n_M = ceil(0.2 * 20) = 4, n_G = 16, group sizes (1000, 100, 10, 5), sum 1115.
+    Off: Hamilton(16): 16 s / 1115 = 14.350, 1.435, 0.1435, 0.0717 -> floors (14, 1, 0, 0),
+    one unit left to the largest remainder 0.435 -> (14, 2, 0, 0): two groups get nothing.
+    On: one per group, then Hamilton(12): 10.762, 1.076, 0.108, 0.054 -> (10, 1, 0, 0) + the
+    unit to remainder 0.762 -> (11, 1, 0, 0); plus one each -> (12, 2, 1, 1).
+    With n_G < groups the switch cannot hold and is ignored: n = 4 -> n_M = 1, n_G = 3,
+    Hamilton(3): 2.691, 0.269, ... -> (2, 0, 0, 0) + 1 to 0.691 -> (3, 0, 0, 0)."""
+    sizes = np.array([1000, 100, 10, 5])
+    off = allocate(20, sizes, 50, 0.8, "exact", min_one_per_group=False)
+    on = allocate(20, sizes, 50, 0.8, "exact", min_one_per_group=True)
+    assert off.n_minority == on.n_minority == 4
+    assert off.quotas.tolist() == [14, 2, 0, 0]
+    assert on.quotas.tolist() == [12, 2, 1, 1]
+    assert on.size == off.size == 20
+    five = allocate(5, sizes, 50, 0.8, "exact", min_one_per_group=True)  # n_G = 4 = groups
+    assert (five.n_minority, five.quotas.tolist()) == (1, [1, 1, 1, 1])
+    four = allocate(4, sizes, 50, 0.8, "exact", min_one_per_group=True)
+    assert (four.n_minority, four.quotas.tolist()) == (1, [3, 0, 0, 0])

@@ -179,3 +179,44 @@ def test_checks_known_answers():
     th = 100 * np.sqrt(0.9 * 0.1 / n * (big - n) / (big - 1))
     srs_row = c[c.index.str.startswith("SRS MSE")]
     assert srs_row.value.iloc[0] == pytest.approx(np.mean(2.0 / th)) and not srs_row.holds.iloc[0]
+
+
+def test_carlini_wagner_l2_is_near_minimal_on_a_linear_model():
+    """Table 11's C&W pool (Carlini & Wagner 2017, L2): for a linear two-class model the
+    smallest L2 change (on the [0, 1] scale) that flips the class is the margin over the norm of
+    the weight difference (by hand: z1 - z0 = 4 v.x + b with |v| = 1 gives margin / 4). Every
+    attacked image must be misclassified after uint8 rounding, no nearer than that bound (no
+    misclassified image is), and within 15 % of it; an attack that cannot run returns the input."""
+    import torch
+
+    from labelfree.pace.subjects import adversarial_pool, carlini_wagner_l2
+
+    rng = np.random.default_rng(0)
+    d, n = 64, 8
+    v = rng.normal(size=d)
+    v /= np.linalg.norm(v)
+    lin = torch.nn.Linear(d, 2)
+    with torch.no_grad():
+        lin.weight[:] = torch.tensor(np.stack([np.zeros(d), 4.0 * v]), dtype=torch.float32)
+        lin.bias[:] = torch.tensor([0.0, float(-4.0 * v @ np.full(d, 0.5))])
+    model = torch.nn.Sequential(torch.nn.Flatten(), lin)
+    x01 = 0.5 - rng.uniform(0.2, 0.6, n)[:, None] * v[None]  # class 0, 0.2-0.6 from the boundary
+    x = np.clip(np.rint(x01 * 255), 0, 255).astype(np.uint8).reshape(n, 8, 8, 1)
+    xs = x.reshape(n, -1) / 255.0
+    bound = -(4.0 * xs @ v + lin.bias[1].item()) / 4.0  # margin / |w1 - w0|
+    assert np.all(bound > 0.15)
+    y = np.zeros(n, dtype=np.int64)
+    adv = carlini_wagner_l2(model, x, y, steps=150, binary_steps=5, confidence=0.2)
+    with torch.no_grad():
+        pred = model(torch.from_numpy(adv.reshape(n, -1).astype(np.float32) / 255.0)).argmax(1).numpy()
+    l2 = np.linalg.norm(adv.reshape(n, -1) / 255.0 - xs, axis=1)
+    assert np.all(pred == 1)
+    assert np.all(l2 >= bound - 1e-6)
+    assert np.all(l2 <= 1.15 * bound), l2 / bound
+    same = carlini_wagner_l2(model, x, y, steps=1, binary_steps=1, initial_const=1e-6)
+    assert np.array_equal(same, x)  # one tiny step flips nothing: inputs come back unchanged
+    # the pool recipe: half attacked (the C&W images), half clean
+    out, yy, flag = adversarial_pool(model, x, y, np.random.default_rng(1), method="cw",
+                                     cw={"steps": 150, "binary_steps": 5, "confidence": 0.2})
+    assert flag.sum() == n // 2 and np.array_equal(out[~flag], x[~flag]) and np.array_equal(yy, y)
+    assert np.array_equal(out[flag], adv[flag])  # per-image attack: the same images

@@ -112,3 +112,36 @@ def test_c12_regression_accuracy_mapping():
 def test_mse_percent_is_root_mean_square():
     est = np.array([[0.9, 0.8], [0.7, 0.8]])
     np.testing.assert_allclose(mse_percent(est, 0.8), [100 * np.sqrt(0.01), 0.0])
+
+
+def test_cross_dataset_table_spans_zoos():
+    """Issue 15: one table over every zoo a run holds, a row per subject (zoo) x budget, and per
+    budget an Avg row over all subjects of all zoos (as Tables 2-3's Avg rows). Values by hand."""
+    from labelfree.pace.report import cross_rows, table_cross_dataset
+
+    def run(subjects, mse):  # mse[subject][approach] = (n=50, n=60)
+        err = pd.DataFrame([{"experiment": "main", "subject": s, "approach": a, "budget": b, "mse": v}
+                            for s in subjects for a, vals in mse[s].items()
+                            for b, v in zip((50, 60), vals, strict=True)])
+        err = pd.concat([err, err.assign(experiment="alpha", mse=99.0)])  # other experiments ignored
+        meta = pd.DataFrame({"name": subjects, "input_type": "original", "accuracy": 0.9})
+        return err, meta
+
+    e1, m1 = run(["a@id"], {"a@id": {"SRS": (4, 3), "CES": (5, 2), "CSS": (6, 6), "PACE": (1, 2)}})
+    e2, m2 = run(["b@id", "c@id"], {"b@id": {"SRS": (2, 2), "CES": (2, 2), "CSS": (2, 2), "PACE": (3, 3)},
+                                    "c@id": {"SRS": (0, 1), "CES": (2, 2), "CSS": (1, 1), "PACE": (2, 1)}})
+    t = table_cross_dataset([cross_rows(e1, m1, "zooA", "mnist"), cross_rows(e2, m2, "zooB", "cifar10")])
+    per = t[t.subject != "Avg"]
+    assert len(per) == 3 * 2  # 3 subjects (2 zoos) x 2 budgets
+    assert per[["zoo", "dataset"]].drop_duplicates().values.tolist() == [["zooA", "mnist"], ["zooB", "cifar10"]]
+    row = per[(per.subject == "a@id") & (per.budget == 60)].iloc[0]
+    assert (row.SRS, row.CES, row.CSS, row.PACE, row.best) == (3, 2, 6, 2, "CES/PACE")  # tie: both
+    assert per[(per.subject == "c@id") & (per.budget == 50)].best.item() == "SRS"
+    avg = t[t.subject == "Avg"].set_index("budget")
+    # n=50: SRS (4+2+0)/3 = 2, CES 3, CSS 3, PACE (1+3+2)/3 = 2 -> SRS/PACE tie
+    np.testing.assert_allclose(avg.loc[50, ["SRS", "CES", "CSS", "PACE"]].to_numpy(float), [2, 3, 3, 2])
+    assert avg.loc[50, "best"] == "SRS/PACE" and avg.loc[50, "subjects"] == 3 and avg.loc[50, "zoo"] == "all"
+    # n=60: SRS 2, CES 2, CSS 3, PACE 2
+    np.testing.assert_allclose(avg.loc[60, ["SRS", "CES", "CSS", "PACE"]].to_numpy(float), [2, 2, 3, 2])
+    with pytest.raises(ValueError, match="zooA"):
+        table_cross_dataset([cross_rows(e1, m1, "zooA", "mnist"), cross_rows(e1, m1, "zooA", "mnist")])

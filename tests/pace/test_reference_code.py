@@ -199,6 +199,42 @@ def test_core_distances_equal_kdtree_and_fallback_path():
     assert np.array_equal(core_distances(x, 5, margin=0, block=7), want)  # every row proven or redone
 
 
+def _lhl_like(n: int, d: int, seed: int) -> np.ndarray:
+    """bench/pace_select.py's synthetic activations: 10 latent classes, ReLU layer, noise."""
+    rng = np.random.default_rng(seed)
+    z = rng.normal(0, 3, (10, 16))[rng.integers(0, 10, n)] + rng.normal(0, 1.0, (n, 16))
+    return np.maximum(z @ rng.normal(0, 1 / 4, (16, d)) + rng.normal(0, 0.3, (n, d)), 0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_prim_mst_equals_package_edge_for_edge(seed):
+    # the float32 filter (issue 19) must leave hdbscan's spanning tree unchanged: same rows,
+    # same Prim's order, same float64 weights as mst_linkage_core_vector, on min-max features
+    from hdbscan._hdbscan_linkage import mst_linkage_core_vector
+    from hdbscan.dist_metrics import DistanceMetric
+
+    from labelfree.pace.fast_hdbscan import prim_mst
+
+    x = minmax(_lhl_like(1200, 96 + 16 * seed, seed).astype(np.float32))
+    core = core_distances(x, 5)
+    want = mst_linkage_core_vector(x, core, DistanceMetric.get_metric("euclidean"), 1.0)
+    assert np.array_equal(prim_mst(x, core), np.asarray(want))
+    assert np.array_equal(prim_mst(x, core, compact_every=7), np.asarray(want))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_fast_path_selections_equal_the_package_path(seed):
+    # issue 19: the automatic rule on > 60 features picks the same inputs with either backend
+    from labelfree.pace import select
+
+    x = _lhl_like(1500, 128, seed).astype(np.float32)
+    a = select(x, 60, reduce="auto", min_cluster_size=40)
+    b = select(x, 60, reduce="auto", min_cluster_size=40, hdbscan_backend="hdbscan")
+    assert len(a.group_sizes) >= 2  # a real clustering, not the all-noise fallback
+    assert np.array_equal(a.labels, b.labels)
+    assert np.array_equal(a.indices, b.indices)
+
+
 def test_cluster_uses_the_fast_path_above_60_features(monkeypatch):
     import labelfree.pace.fast_hdbscan as fh
 

@@ -178,6 +178,46 @@ def test_c9_ces_objective_and_monotone_acceptance():
     np.testing.assert_allclose(est[0], [scores[samples[0][:b]].mean() for b in BUDGETS])
 
 
+class _ScriptedRng:
+    """Stands in for ``np.random.Generator`` in ``ces``: every ``choice`` returns the next
+    scripted draw after checking what it was asked to draw from, so the run is computable by hand."""
+
+    def __init__(self, draws):
+        self.draws = list(draws)
+
+    def choice(self, a, size, replace=True):
+        pool, out = self.draws.pop(0)
+        assert not replace and size == len(out)
+        assert (a == pool) if np.isscalar(a) else np.array_equal(a, np.arange(pool)), (a, pool)
+        return np.asarray(out)
+
+
+def test_ces_allow_repeats_known_answer():
+    """Spec 3.2 with ``allow_repeats: true`` (the reference scripts draw candidates from the
+    whole test set), by hand. One neuron, two bins: items 0, 1, 2 in bin 0, item 3 in bin 1, so
+    p = (3/4, 1/4); scores (1, 2, 4, 8). init {0, 3}: q = (1/2, 1/2), obj = -KL(q||p) =
+    -(1/2 ln(2/3) + 1/2 ln 2) = -0.143841. Round 1, candidates {0, 3} (q stays, obj -0.143841) and
+    {0, 1} (counts (3, 1): q = p, obj 0): {0, 1} is accepted although item 0 is already in the
+    sample, which only the repeats mode can draw. Sample (0, 3, 0, 1): mean score 12 / 4 = 3.
+    Round 2 from counts (3, 1): {2, 3} gives (4, 2), obj = -(2/3 ln(8/9) + 1/3 ln(4/3)) =
+    -0.017372; {1, 2} gives (5, 1), obj = -(5/6 ln(10/9) + 1/6 ln(2/3)) = -0.020223; neither
+    beats 0, so a random batch is drawn from the whole set (repeats): {3, 0}, counts (4, 2),
+    sample mean (12 + 8 + 1) / 6 = 3.5."""
+    bins = np.array([[0], [0], [0], [1]])
+    scores = np.array([1.0, 2.0, 4.0, 8.0])
+    rng = _ScriptedRng([(4, [0, 3]), (4, [0, 3]), (4, [0, 1]), (4, [2, 3]), (4, [1, 2]), (4, [3, 0])])
+    est, samples, traces = ces(scores, bins, [2, 4, 6], 1, rng, init=2, step=2, candidates=2,
+                               allow_repeats=True, n_edges=3, return_samples=True)
+    np.testing.assert_allclose(est[0], [4.5, 3.0, 3.5])
+    assert samples[0].tolist() == [0, 3, 0, 1, 3, 0]
+    obj0 = -(0.5 * np.log(2 / 3) + 0.5 * np.log(2))
+    obj2 = -(2 / 3 * np.log(8 / 9) + 1 / 3 * np.log(4 / 3))
+    (b1, a1, acc1), (b2, a2, acc2) = traces[0]
+    np.testing.assert_allclose([b1, a1, b2, a2], [obj0, 0.0, 0.0, obj2], atol=1e-12)
+    assert (acc1, acc2) == (True, False)
+    assert not rng.draws  # every scripted draw was used: no other random call
+
+
 # ---- C10 CSS ------------------------------------------------------------------------------------------
 def _synthetic_model(n, acc, errors_confident, seed):
     rng = np.random.default_rng(seed)

@@ -19,7 +19,15 @@ PACE_EXPERIMENTS = ["main", "features", "alpha", "dims", "reducers", "variants"]
 # Test-set groups a zoo may list (the pace zoo lists all three).
 TESTSET_GROUPS["pace_pool"] = [] if PACE_POOL == "id" else [PACE_POOL]
 TESTSET_GROUPS["pace_mutated"] = ["pace_patch", "pace_light"]
-TESTSET_GROUPS["pace_generated"] = ["pace_fgsm", "pace_bim"]
+PACE_CW = dict(PACE["attack"].get("cw") or {})
+PACE_CW_ON = bool(PACE_CW.pop("enabled", False))
+# the attack parameters name C&W only when it is on: runs without it keep their old params
+PACE_ATTACK = {k: v for k, v in PACE["attack"].items() if k != "cw"} | (
+    {"cw": PACE_CW} if PACE_CW_ON else {}
+)
+TESTSET_GROUPS["pace_generated"] = ["pace_fgsm", "pace_bim"] + (
+    ["pace_cw"] if PACE_CW_ON else []
+)
 
 if PACE_ON and PACE_ZOO not in ZOO_SHEETS:
     raise WorkflowError(
@@ -110,6 +118,7 @@ if PACE_ON:
             weights=f"{model_dir(PACE_ZOO, pace_attack_model())}/weights.safetensors",
             meta=f"{model_dir(PACE_ZOO, pace_attack_model())}/meta.json",
         output:
+            **({"cw": testset_path(PACE_DATASET, "pace_cw")} if PACE_CW_ON else {}),
             fgsm=testset_path(PACE_DATASET, "pace_fgsm"),
             bim=testset_path(PACE_DATASET, "pace_bim"),
         log:
@@ -131,7 +140,7 @@ if PACE_ON:
                 .set_index("model")
                 .loc[pace_attack_model(), "preprocessing"]
             ),
-            attack=PACE["attack"],
+            attack=PACE_ATTACK,
         script:
             "../scripts/pace_testsets.py"
 
@@ -192,7 +201,12 @@ if PACE_ON:
             mem_mb=PACE["mem_mb"],
             runtime=PACE["runtime"],
         params:
-            cfg=PACE,
+            # without the keys added since (report-only, C&W off): old runs keep their params
+            cfg={
+                k: PACE_ATTACK if k == "attack" else v
+                for k, v in PACE.items()
+                if k != "cross_dataset_runs"
+            },
             seed=SEED,
         script:
             "../scripts/pace_experiment.py"
@@ -205,6 +219,7 @@ if PACE_ON:
         output:
             **pace_report_outputs(),
             errors="results/pace/raw/errors.csv",
+            cross_rows="results/pace/raw/cross_rows.csv",
         log:
             "logs/pace/report.log",
         conda:
@@ -213,5 +228,30 @@ if PACE_ON:
         resources:
             mem_mb=PACE["mem_mb"],
             runtime=PACE["runtime"],
+        params:
+            zoo=PACE_ZOO,
+            dataset=PACE_DATASET,
         script:
             "../scripts/pace_report.py"
+
+    rule pace_cross_dataset:
+        input:
+            rows=pace_cross_inputs(),
+        output:
+            csv=report(
+                "results/pace/tables/pace_cross_dataset.csv",
+                caption="../report/pace/pace_cross_dataset.rst",
+                category="pace",
+                subcategory="tables",
+            ),
+            md="results/pace/tables/pace_cross_dataset.md",
+        log:
+            "logs/pace/cross_dataset.log",
+        conda:
+            "../../envs/labelfree.yaml"
+        threads: 1
+        resources:
+            mem_mb=PACE["mem_mb"],
+            runtime=PACE["runtime"],
+        script:
+            "../scripts/pace_cross_dataset.py"

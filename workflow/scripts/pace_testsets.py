@@ -1,7 +1,7 @@
 """Thin adapter: PACE's input pools as test sets (labelfree.pace.subjects, spec 5.4, 5.5, 7).
 
 params.kind: `shifted` (id + four one-pixel shifts), `mutated` (patch, light) or `generated`
-(FGSM, BIM against the attack model).
+(FGSM, BIM and, when enabled, C&W L2 against the attack model).
 """
 
 import logging
@@ -41,9 +41,11 @@ elif kind == "generated":
 
     model, meta = load_model(sm.params.model_dir)
     a = sm.params.attack
-    for method in ("fgsm", "bim"):
+    names = sm.output.keys()  # a Namedlist: `in sm.output` would test the paths
+    for method in [m for m in ("fgsm", "bim", "cw") if m in names]:
         x, y, adv = S.adversarial_pool(model, base.x, base.y, rng(seed, "pace", "attack", method),
-                                       sm.params.preprocessing, method, a["eps"], a["steps"])
+                                       sm.params.preprocessing, method, a["eps"], a["steps"],
+                                       cw=a.get("cw"))
         write_image_set(sm.output[method], x, y, adversarial=adv)
         log.info("%s pool: %d images, %d attacked", method, len(x), int(adv.sum()))
 else:

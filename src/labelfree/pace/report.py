@@ -86,9 +86,56 @@ def table_per_subject(err: pd.DataFrame, meta: pd.DataFrame, experiment: str = "
     return _fmt_cols(pd.concat([df, avg.drop(columns="subjects")], ignore_index=True))
 
 
+CROSS_KEYS = ["zoo", "dataset", "subject", "input_type", "accuracy", "budget"]
+
+
+def cross_rows(err: pd.DataFrame, meta: pd.DataFrame, zoo: str, dataset: str) -> pd.DataFrame:
+    """One zoo's part of the cross-dataset table (Tables 2-3 span datasets, spec 4.3): one row
+    per subject and budget of the main experiment, the MSE (%) of every approach side by side."""
+    w = _wide(err, "main")
+    rows = []
+    for _, m in meta.iterrows():
+        if m["name"] not in w.index.get_level_values(0):
+            continue
+        block = w.loc[m["name"]]
+        for b in w.columns:
+            rows.append({"zoo": zoo, "dataset": dataset, "subject": m["name"],
+                         "input_type": m["input_type"], "accuracy": float(m["accuracy"]),
+                         "budget": int(b), **{a: float(block.loc[a, b]) for a in MAIN if a in block.index}})
+    return pd.DataFrame(rows, columns=[*CROSS_KEYS, *MAIN])
+
+
+def table_cross_dataset(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """Cross-dataset table (the span of the paper's Tables 2-5): the rows of every zoo
+    (``cross_rows``), the best approach of each row (lowest MSE; ties name every winner), and
+    per budget an ``Avg`` row over all subjects of all zoos, as Table 2-3's Avg rows are: each
+    approach averaged over the subjects it ran on (CSS has no regression subjects, as in Table
+    3), ``subjects`` counting the rows averaged."""
+    parts = [p for p in parts if len(p)]
+    if not parts:
+        return pd.DataFrame(columns=[*CROSS_KEYS, *MAIN, "best", "subjects"])
+    df = pd.concat(parts, ignore_index=True)
+    dup = df.duplicated(["zoo", "subject", "budget"])
+    if dup.any():
+        raise ValueError(f"table_cross_dataset: zoo {df.zoo[dup].iloc[0]!r} appears in two runs")
+    approaches = [a for a in MAIN if a in df.columns]
+    vals = df[approaches].to_numpy(float)
+    low = np.nanmin(vals, axis=1, keepdims=True)
+    df["best"] = ["/".join(a for a, hit in zip(approaches, r, strict=True) if hit) for r in np.isclose(vals, low)]
+    df["subjects"] = 1
+    avg = df.groupby("budget", sort=True)[approaches].mean().reset_index()
+    avg["subjects"] = df.groupby("budget", sort=True).size().to_numpy()
+    avg[["zoo", "dataset", "subject", "input_type", "best"]] = ["all", "all", "Avg", "", ""]
+    avg["accuracy"] = np.nan
+    a = avg[approaches].to_numpy(float)
+    avg["best"] = ["/".join(x for x, hit in zip(approaches, r, strict=True) if hit)
+                   for r in np.isclose(a, np.nanmin(a, axis=1, keepdims=True))]
+    return pd.concat([df, avg], ignore_index=True)[[*CROSS_KEYS, *approaches, "best", "subjects"]]
+
+
 def table_attacks(err: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
     """Table 11 analogue: the generated (adversarial-half) pools, one row per attack and
-    approach. Our pools are FGSM and BIM (spec 5.5); the paper's C&W pool is not built."""
+    approach. Our pools are FGSM and BIM (spec 5.5) and, with ``pace.attack.cw``, C&W L2."""
     gen = meta[(meta.input_type == "generated") & ~meta.mutant.astype(bool)]
     return table_per_subject(err, gen) if len(gen) else pd.DataFrame()
 
@@ -381,7 +428,9 @@ def write_all(err: pd.DataFrame, meta: pd.DataFrame, timings: pd.DataFrame, out:
                    title="PACE Table 9: MSE (%) of top-5 accuracy (same selections), ↑Im vs PACE", **fix)
     if "table11" in out:
         save_table(table_attacks(err, meta), out["table11"],
-                   title="PACE Table 11 analogue: adversarial-half pools (FGSM, BIM; no C&W pool)", **fix)
+                   title="PACE Table 11 analogue: adversarial-half pools ("
+                         + ("FGSM, BIM, C&W L2)" if meta.testset.astype(str).eq("pace_cw").any()
+                            else "FGSM, BIM; no C&W pool)"), **fix)
     if "checks" in out:
         save_table(checks(err, meta, timings), out["checks"],
                    title="PACE checks: spec 7 conclusions and spec 6 criteria, value vs threshold",

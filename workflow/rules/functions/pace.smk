@@ -90,11 +90,21 @@ def pace_report_outputs():
     return out
 
 
+def pace_cross_inputs():
+    """This run's cross-dataset rows first, then those of every run in cross_dataset_runs."""
+    others = [
+        os.path.join(os.path.abspath(d), "results/pace/raw/cross_rows.csv")
+        for d in PACE["cross_dataset_runs"]
+    ]
+    return ["results/pace/raw/cross_rows.csv", *others]
+
+
 def pace_targets():
     if not PACE_ON:
         return []
     return [
         *(f"results/pace/tables/{n}.csv" for n in PACE_TABLES.values()),
+        "results/pace/tables/pace_cross_dataset.csv",
         *(f"results/pace/figures/{n}.png" for n in PACE_FIGURES.values()),
         "results/pace/tables/pace_subjects.csv",
     ]
