@@ -103,7 +103,7 @@ def main() -> None:
         *[f"| {r} | {lab} | {w:.1f} | {c:.1f} | {ld:.1f} |" for r, lab, w, c, ld in rows],
         "",
         f"Median wall ratio this tree / baseline: **{ratio:.3f}** (target <= {TARGET}: "
-        f"{'met' if ratio <= TARGET else 'not met'}); median CPU ratio: {cpu_ratio:.3f}.",
+        f"{'met' if ratio <= TARGET else 'NOT met'}); median CPU ratio: {cpu_ratio:.3f}.",
     ]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text("\n".join(lines) + "\n")

@@ -228,6 +228,10 @@ BENCHES = (
     Bench("graph_cost", "graph_cost.py",
           "dry-run and no-op rerun <= 5 s, paper LaF dry-run <= 30 s, 10,000-model zoo <= 60 s "
           "and 2 GB (issue 23 item 4)", "bench/results/graph_cost.md", parse_graph_cost, 30),
+    Bench("layout_wall", "layout_wall.py",
+          "default run's spine (60 models from scratch) within 5 % of the layout before "
+          "per-model jobs, wall time, same run (issue 23 item 1)",
+          "bench/results/layout_wall.md", parse_target_lines, 12),
     Bench("methods_scorecard", "methods_scorecard.py",
           "every registered method on 10,000 x 1,000 x 20 models in < 2 s (issue 18 item 6)",
           "bench/methods_scorecard_results.md", parse_methods_scorecard, 5),
