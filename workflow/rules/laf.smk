@@ -7,7 +7,7 @@
 # are built at analysis time from stored predictions (spec section 8).
 
 
-from labelfree.laf.study import partition
+from labelfree.laf.layout import partition
 
 
 include: "functions/laf.smk"

@@ -27,6 +27,7 @@ import pandas as pd
 from labelfree import store
 from labelfree.laf.baselines import softmax
 from labelfree.laf.experiment import SetResult, StudyParams, analyse_testset, classify_testset
+from labelfree.laf.layout import JOB_GRANULARITIES, partition  # noqa: F401 (re-exported)
 from labelfree.laf.metrics import ground_truth_accuracy
 
 log = logging.getLogger(__name__)
@@ -272,26 +273,8 @@ def run_study(
 # --- The same study split into independent jobs (issue 15) -------------------------------------
 
 #: Job granularities of config key ``laf.jobs``.
-JOB_GRANULARITIES = ("group", "testset")
 #: Format version of a part file; :func:`read_part` refuses others.
 PART_VERSION = 1
-
-
-def partition(testsets: Sequence[str], groups: Sequence[str], by: str) -> dict[str, list[str]]:
-    """Parts of a zoo's test sets, in order: part name -> its test sets.
-
-    ``groups[i]``: the test-set group (workflow `testsets` token) of ``testsets[i]``. ``by``:
-    ``group`` (one part per group: few jobs, the default run's choice) or ``testset`` (one part
-    per test set: the most parallel, for clusters at paper scale).
-    """
-    if by not in JOB_GRANULARITIES:
-        raise ValueError(f"laf jobs: {by!r} is not one of {JOB_GRANULARITIES}")
-    if len(groups) != len(testsets):
-        raise ValueError(f"{len(testsets)} test sets but {len(groups)} groups")
-    parts: dict[str, list[str]] = {}
-    for name, group in zip(testsets, groups, strict=True):
-        parts.setdefault(name if by == "testset" else group, []).append(name)
-    return parts
 
 
 def _plain(obj):

@@ -33,7 +33,7 @@ def laf_origin(base, testset):
 
 def laf_parts(azoo):
     """Independent analysis jobs of an analysed zoo: part name -> its test sets, one part per
-    test-set group or per test set (laf.jobs; labelfree.laf.study.partition)."""
+    test-set group or per test set (laf.jobs; labelfree.laf.layout.partition)."""
     base = laf_base(azoo)
     ts = laf_testsets(azoo)
     return partition(ts, [testset_group(base, t) for t in ts], LAF["jobs"])
