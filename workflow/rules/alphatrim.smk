@@ -18,6 +18,7 @@ from labelfree.alphatrim.layout import block_name as at_block_name
 from labelfree.alphatrim.layout import experiment_blocks as at_experiment_blocks
 from labelfree.alphatrim.layout import experiment_outputs as at_experiment_outputs
 from labelfree.alphatrim.layout import spine_zoos as at_spine_zoos
+from labelfree.alphatrim.layout import trains_on_gpu as at_trains_on_gpu
 
 AT = config["alphatrim"]
 AT_EXPS = AT["experiments"] if study_enabled("alphatrim") else {}
@@ -83,7 +84,7 @@ rule alphatrim_zoo_block:
     resources:
         mem_mb=AT["mem_mb"],
         runtime=AT["runtime"],
-        gpu=lambda wc: int(AT_EXPS[wc.experiment]["model"].get("device") == "cuda"),
+        gpu=lambda wc: int(at_trains_on_gpu(AT_EXPS[wc.experiment])),
     params:
         name=lambda wc: wc.experiment,
         # what a block's models depend on: growing a zoo (regimes, ensembles) reruns no
@@ -120,8 +121,7 @@ rule alphatrim_zoo:
         runtime=AT["runtime"],
         # merging shards needs no GPU
         gpu=lambda wc: int(
-            AT_EXPS[wc.experiment]["model"].get("device") == "cuda"
-            and not AT_BLOCKS[wc.experiment]
+            at_trains_on_gpu(AT_EXPS[wc.experiment]) and not AT_BLOCKS[wc.experiment]
         ),
     params:
         name=lambda wc: wc.experiment,

@@ -131,6 +131,16 @@ def experiment_blocks(cfg: Mapping[str, Any]) -> list[tuple[str, int, int]]:
             for zoo, k in experiment_zoos(cfg).items() for start in range(0, k, size)]
 
 
+def trains_on_gpu(cfg: Mapping[str, Any]) -> bool:
+    """Whether the experiment's training jobs run on a GPU, so must request one (issue 16,
+    alpha-trimming bullet 1): arch ``cnn`` with ``model.device: cuda``. MLPs train on the CPU
+    whatever the device (labelfree.alphatrim.pipeline.train_models), and source ``zoos`` trains
+    nothing here."""
+    m = cfg["model"]
+    return (cfg["data"]["source"] != "zoos" and m.get("arch") == "cnn"
+            and str(m.get("device", "cpu")).startswith("cuda"))
+
+
 def block_name(zoo: str, start: int, stop: int) -> str:
     """File stem of a shard: ``{zoo}-{start:05d}-{stop:05d}`` (start inclusive, stop exclusive)."""
     return f"{zoo}-{start:05d}-{stop:05d}"
