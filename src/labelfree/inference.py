@@ -286,8 +286,12 @@ def infer_group(
     amp: bool = True,
     progress_file: Any = None,
     cache_bytes: int = 2 * 2**30,
+    feature_dtype: str = "float16",
 ) -> None:
     """Run every model on every test set of one group; ``out_paths[i]`` receives model i's file.
+
+    ``feature_dtype``: storage of the features, ``float16`` or ``float32`` (zoos.<zoo>.
+    feature_dtype); float16 files hold exactly the float32 features cast with numpy.
 
     ``testsets``: (name, path) of each set of the group, in order. Each output holds the logits
     (and ``features``) of every set (labelfree.store.write_inference). Test sets are read once
@@ -300,6 +304,8 @@ def infer_group(
         )
     if not testsets:
         raise InferenceError("a test-set group needs at least one test set")
+    if feature_dtype not in ("float16", "float32"):
+        raise InferenceError(f"feature_dtype={feature_dtype!r}; use 'float16' or 'float32'")
     dev = resolve_device(device)
     if dev.type == "cuda":
         torch.backends.cudnn.benchmark = False
@@ -339,7 +345,8 @@ def infer_group(
                         f"{Path(mdir).name} on. Check how the set was made (data splits, shifts)"
                     )
                 res = predict(
-                    model, ts.x, prep, batch_size, dev, features, amp, feature_dtype=torch.float16
+                    model, ts.x, prep, batch_size, dev, features, amp,
+                    feature_dtype=torch.float16 if feature_dtype == "float16" else torch.float32,
                 )
                 k = int(meta.get("num_classes") or res["logits"].shape[1])
                 if res["logits"].shape[1] != k:
@@ -349,7 +356,7 @@ def infer_group(
                 sets[name] = {"logits": res["logits"], **{f: res[f] for f in features}}
                 n_images += len(ts.x)
                 bar.update(1)
-            write_inference(out, sets)
+            write_inference(out, sets, feature_dtype)
             del model
             if dev.type == "cuda":
                 torch.cuda.empty_cache()

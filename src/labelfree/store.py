@@ -211,12 +211,18 @@ def inference_key(testset: str, what: str = "logits") -> str:
     return f"{what}.{testset}"
 
 
-def write_inference(path: PathLike, sets: Mapping[str, Mapping[str, np.ndarray]]) -> None:
+def write_inference(
+    path: PathLike, sets: Mapping[str, Mapping[str, np.ndarray]],
+    feature_dtype: str = "float16",
+) -> None:
     """Write one model's outputs on every test set of a group atomically.
 
     ``sets``: test set -> ``{"logits": (N, K), layer: (N, ...) features, ...}``; logits are
-    stored float32 (finite), features flattened to float16 (N, D).
+    stored float32 (finite), features flattened to ``feature_dtype`` (N, D): float16 by
+    default, float32 where float16 moves a result (zoos.<zoo>.feature_dtype; the syp zoo).
     """
+    if feature_dtype not in ("float16", "float32"):
+        raise ArtefactError(f"{path}: feature_dtype {feature_dtype!r} is not float16 or float32")
     if not sets:
         raise ArtefactError(f"{path}: an inference file needs at least one test set")
     arrays: dict[str, np.ndarray] = {"testsets": np.array(list(sets), dtype=str)}
@@ -238,7 +244,7 @@ def write_inference(path: PathLike, sets: Mapping[str, Mapping[str, np.ndarray]]
                 raise ArtefactError(
                     f"{where}: feat_{layer} has {len(feat)} rows, logits {len(logits)}"
                 )
-            arrays[inference_key(testset, f"feat_{layer}")] = feat.astype(np.float16, copy=False)
+            arrays[inference_key(testset, f"feat_{layer}")] = feat.astype(feature_dtype, copy=False)
     save_npz(path, **arrays)
 
 
@@ -273,7 +279,8 @@ def read_logits(path: PathLike, testset: str) -> np.ndarray:
 
 
 def read_features(path: PathLike, layer: str, testset: str) -> np.ndarray:
-    """The float16 features of layer ``layer`` on test set ``testset``, as float32 (N, D)."""
+    """The features (stored float16 or float32) of layer ``layer`` on test set ``testset``, as
+    float32 (N, D)."""
     return _read_member(path, testset, f"feat_{layer}").astype(np.float32)
 
 

@@ -140,3 +140,15 @@ def labelled_zoos(
         else:
             keep.append(z)
     return keep, skip
+
+
+def feature_dtype(cfg: Mapping[str, Any], zoo: str) -> str:
+    """Storage precision of a zoo's features: ``zoos.<zoo>.feature_dtype``, where ``auto`` is
+    float32 for the zoo of an enabled syp study and float16 otherwise (issue 16: float16 storage
+    moves syp's FD and Rotation scores and its tables, bench/results/syp_feature_precision.md).
+    """
+    want = cfg["zoos"][zoo].get("feature_dtype", "auto")
+    if want != "auto":
+        return str(want)
+    syp = cfg.get("syp", {}) or {}
+    return "float32" if syp.get("enabled", True) and syp.get("zoo", "syp") == zoo else "float16"

@@ -17,7 +17,10 @@ from labelfree.alphatrim.layout import TABLES as AT_TABLES
 from labelfree.alphatrim.layout import block_name as at_block_name
 from labelfree.alphatrim.layout import experiment_blocks as at_experiment_blocks
 from labelfree.alphatrim.layout import experiment_outputs as at_experiment_outputs
+from labelfree.alphatrim.layout import non_binary_zoos as at_non_binary_zoos
 from labelfree.alphatrim.layout import spine_zoos as at_spine_zoos
+from labelfree.alphatrim.layout import trains_on_gpu as at_trains_on_gpu
+from labelfree.data.registry import known_num_classes
 
 AT = config["alphatrim"]
 AT_EXPS = AT["experiments"] if study_enabled("alphatrim") else {}
@@ -35,6 +38,17 @@ except ValueError as _err:
     raise WorkflowError(
         f"Invalid configuration: alphatrim.experiments: {_err}"
     ) from None
+
+# Own (spine) zoos must be binary (spec 2.1): refuse a multi-class zoo before any job runs,
+# where the class count follows from the dataset's config (the job checks the rest).
+for _e, _c in AT_EXPS.items():
+    _classes = {
+        z: (ZOOS[z]["dataset"], known_num_classes(DATASETS[ZOOS[z]["dataset"]]))
+        for z in at_spine_zoos(_c).values()
+        if z in ZOOS and z not in PRED_ZOOS and ZOOS[z]["dataset"] in DATASETS
+    }
+    for _msg in at_non_binary_zoos(_e, _c, _classes):
+        raise WorkflowError(f"Invalid configuration: {_msg}")
 
 
 # Snakemake's parser reads a line starting with `report` as its keyword: call it via an alias.
@@ -83,7 +97,7 @@ rule alphatrim_zoo_block:
     resources:
         mem_mb=AT["mem_mb"],
         runtime=AT["runtime"],
-        gpu=lambda wc: int(AT_EXPS[wc.experiment]["model"].get("device") == "cuda"),
+        gpu=lambda wc: int(at_trains_on_gpu(AT_EXPS[wc.experiment])),
     params:
         name=lambda wc: wc.experiment,
         # what a block's models depend on: growing a zoo (regimes, ensembles) reruns no
@@ -120,8 +134,7 @@ rule alphatrim_zoo:
         runtime=AT["runtime"],
         # merging shards needs no GPU
         gpu=lambda wc: int(
-            AT_EXPS[wc.experiment]["model"].get("device") == "cuda"
-            and not AT_BLOCKS[wc.experiment]
+            at_trains_on_gpu(AT_EXPS[wc.experiment]) and not AT_BLOCKS[wc.experiment]
         ),
     params:
         name=lambda wc: wc.experiment,

@@ -5,6 +5,7 @@
 #   zoo_bundle_<zoo>_<bundle>  one job per bundle (`bundle: zoo` or an integer; one rule each,
 #                              since a job of several models lists their files as outputs)
 # Each model's files depend on its own row only, so a model is identical whichever job built it.
+# A job that trains a local model with `train_device: cuda` requests `gpu=1` (docs/cluster.md).
 
 
 include: "functions/zoo.smk"
@@ -28,6 +29,7 @@ rule zoo_model:
     resources:
         mem_mb=lambda w: ZOOS[w.zoo]["mem_mb"],
         runtime=lambda w: ZOOS[w.zoo]["runtime"],
+        gpu=lambda w: zoo_job_gpus(w.zoo, [w.model]),
     params:
         zoo=lambda w: w.zoo,
         rows=lambda w: [ZOO_ROWS[w.zoo][w.model]],
@@ -62,6 +64,7 @@ for _zoo, _bundles in ZOO_BUNDLES.items():
             resources:
                 mem_mb=_cfg["mem_mb"],
                 runtime=_cfg["runtime"],
+                gpu=zoo_job_gpus(_zoo, _models),
             params:
                 zoo=_zoo,
                 rows=[ZOO_ROWS[_zoo][m] for m in _models],

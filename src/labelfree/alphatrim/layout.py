@@ -51,6 +51,30 @@ def spine_zoos(cfg: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def non_binary_zoos(
+    name: str, cfg: Mapping[str, Any], zoo_classes: Mapping[str, tuple[str, int | None]],
+) -> list[str]:
+    """Source ``zoos``: one message per spine zoo whose dataset is not two-class.
+
+    The score is the logit gap m+ - m- of a two-class model (spec 2.1), so own zoos must be
+    binary. ``zoo_classes``: spine zoo -> (its dataset, the number of classes its config gives,
+    or None when only the data knows; those are checked in the alphatrim_zoo job).
+    """
+    out = []
+    for study_zoo, zoo in spine_zoos(cfg).items():
+        if zoo not in zoo_classes:
+            continue
+        dataset, k = zoo_classes[zoo]
+        if k is not None and k != 2:
+            key = "ensemble" if study_zoo == ENSEMBLE_ZOO else study_zoo
+            out.append(
+                f"alphatrim.experiments.{name}.data.zoos.{key}: zoo {zoo!r} is trained on "
+                f"dataset {dataset!r} with {k} classes; the study needs binary zoos (the score "
+                "is the logit gap m+ - m-, spec 2.1): use a two-class dataset, e.g. digits "
+                "with options.binary: even_odd (docs/alphatrim.md, 'Zoos must be binary')")
+    return out
+
+
 def experiment_zoos(cfg: Mapping[str, Any]) -> dict[str, int]:
     """Zoo name -> number of models trained for an experiment (validated).
 
@@ -129,6 +153,16 @@ def experiment_blocks(cfg: Mapping[str, Any]) -> list[tuple[str, int, int]]:
         )
     return [(zoo, start, min(start + size, k))
             for zoo, k in experiment_zoos(cfg).items() for start in range(0, k, size)]
+
+
+def trains_on_gpu(cfg: Mapping[str, Any]) -> bool:
+    """Whether the experiment's training jobs run on a GPU, so must request one (issue 16,
+    alpha-trimming bullet 1): arch ``cnn`` with ``model.device: cuda``. MLPs train on the CPU
+    whatever the device (labelfree.alphatrim.pipeline.train_models), and source ``zoos`` trains
+    nothing here."""
+    m = cfg["model"]
+    return (cfg["data"]["source"] != "zoos" and m.get("arch") == "cnn"
+            and str(m.get("device", "cpu")).startswith("cuda"))
 
 
 def block_name(zoo: str, start: int, stop: int) -> str:

@@ -201,6 +201,26 @@ def get_source(name: str) -> Source:
     return SOURCES[name]
 
 
+#: classes of a source whose count the config alone fixes (no data read); ``digits`` and
+#: ``cifar100`` depend on their options (:func:`known_num_classes`)
+_FIXED_CLASSES = {"mnist": 10, "fashion_mnist": 10, "cifar10": 10, "svhn": 10, "coco": 80,
+                  "digitscenes": 10}
+
+
+def known_num_classes(cfg: Mapping[str, Any]) -> int | None:
+    """The number of classes a dataset entry yields, when its config alone says (parse-time
+    checks such as the alpha-trimming study's binary zoos); None when only the data says
+    (imagenet_val with a ``synsets`` subset)."""
+    source, opts = cfg.get("source"), cfg.get("options", {}) or {}
+    if source == "digits":
+        return 2 if opts.get("binary", "none") == "even_odd" else 10
+    if source == "cifar100":
+        return 20 if opts.get("labels", "fine") == "coarse" else 100
+    if source == "imagenet_val":
+        return None if opts.get("synsets") else 1000
+    return _FIXED_CLASSES.get(str(source))
+
+
 def split_names(name: str, cfg: Mapping[str, Any]) -> list[str]:
     """The splits a dataset writes (parse-time check of ``splits`` and ``test_split``)."""
     src = get_source(cfg["source"])

@@ -99,8 +99,9 @@ def check_config(mm: Mapping[str, Any], zoos: Mapping[str, Any], datasets: Mappi
             if need > have:
                 raise ExperimentError(
                     f"datasets.{zoos[zoo]['dataset']}.options.size: {have} is smaller than the "
-                    f"{need} px that model {who!r} resizes to before its centre crop (its weights' "
-                    f"transforms); set size >= {need} so no model sees upsampled images"
+                    f"{need} px that model {who!r} resizes to (its weights' transforms or its "
+                    f"preprocessing's @ suffix); set size >= {need} so no model sees upsampled "
+                    "images"
                 )
         uses_split = bool(mm["testsets"][zcfg["main"]].get("split"))
         if datasets[zoos[zoo]["dataset"]]["source"] != "digitscenes" and not uses_split:
@@ -115,7 +116,17 @@ def check_config(mm: Mapping[str, Any], zoos: Mapping[str, Any], datasets: Mappi
 
 def weights_geometry(preprocessing: str) -> tuple[int, int] | None:
     """(resize, crop) of a ``torchvision:<Weights>`` preprocessing, read from the weights' own
-    eval transform (e.g. ResNet-50 V1: 256, 224; Inception v3: 342, 299); None for other kinds."""
+    eval transform (e.g. ResNet-50 V1: 256, 224; Inception v3: 342, 299), or of a geometry
+    suffix (labelfree.zoo.geometry: ``scale01@640`` -> 640, 640 for the COCO TResNet-XL,
+    ``imagenet@256/224`` -> 256, 224); None for other kinds."""
+    if isinstance(preprocessing, str) and "@" in preprocessing:
+        from labelfree.zoo.geometry import GeometryError, split_geometry
+
+        try:
+            _, (resize, crop) = split_geometry(preprocessing)
+        except GeometryError as exc:
+            raise ExperimentError(str(exc)) from None
+        return resize, crop or resize
     if not isinstance(preprocessing, str) or not preprocessing.startswith("torchvision:"):
         return None
     from torchvision.models import get_weight
@@ -130,10 +141,11 @@ def weights_geometry(preprocessing: str) -> tuple[int, int] | None:
 def source_size_needed(grid: Sequence[Mapping[str, Any]]) -> tuple[int, str | None]:
     """Smallest stored image side that serves every model of a zoo grid at its own input size.
 
-    Stored images are the centre square of the shorter-side resize (data layer, spec 4.1 "V");
-    each model's transform resizes the shorter side to its ``resize`` and crops its ``crop``,
-    so the store must be at least the largest ``resize`` (else the model upsamples). Returns
-    (size, the model that needs it); (0, None) when no row names torchvision weights.
+    Stored images are square (ImageNet: the centre square of the shorter-side resize, data layer,
+    spec 4.1 "V"; COCO: the whole image resized to S x S); each model's transform resizes to its
+    ``resize`` (shorter side, or R x R for a ``@R`` suffix) and crops its ``crop``, so the store
+    must be at least the largest ``resize`` (else the model upsamples). Returns (size, the model
+    that needs it); (0, None) when no row names torchvision weights or a geometry suffix.
     """
     best, who = 0, None
     for row in grid:

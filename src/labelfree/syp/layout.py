@@ -172,6 +172,12 @@ def check_config(
         raise StudyConfigError(f"syp.zoo: zoo {zoo!r} is not configured under zoos")
     if "penultimate" not in zoos[zoo]["features"]:
         raise StudyConfigError(f"zoos.{zoo}.features must include 'penultimate' for syp")
+    if zoos[zoo].get("feature_dtype", "auto") == "float16":
+        raise StudyConfigError(
+            f"zoos.{zoo}.feature_dtype is float16; syp needs float32 (or auto): float16 storage "
+            "of the penultimate features moves its FD and Rotation scores and the tables built "
+            "on them (issue 16; bench/results/syp_feature_precision.md)"
+        )
     ds = zoos[zoo]["dataset"]
     check_splits(cfg["splits"], ds)
     if datasets[ds]["test_split"] != cfg["splits"]["source"]:

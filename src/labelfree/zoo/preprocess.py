@@ -8,6 +8,9 @@ Kinds:
 - ``cifar10_kit``: x / 255, then the DataCV 2023 kit's CIFAR-10 mean/std (syp spec 2.1).
 - ``torchvision:<WeightsEnum>`` (e.g. ``torchvision:ResNet18_Weights.IMAGENET1K_V1``): the weights'
   own inference transforms (resize, centre crop, normalise), applied batched.
+- ``<kind>@<R>`` / ``<kind>@<R>/<C>`` (one of the four kinds above the torchvision one): resize to
+  R x R, or the shorter side to R and a centre crop C x C, before ``kind``
+  (:mod:`labelfree.zoo.geometry`; e.g. ``scale01@640`` for the COCO TResNet-XL).
 
 Inputs may be numpy uint8 arrays or torch tensors of pixel values in [0, 255]; a float tensor
 input stays differentiable (PACE's FGSM takes gradients through preprocessing).
@@ -28,6 +31,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from labelfree.zoo.geometry import GeometryError, split_geometry
+
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 
@@ -38,7 +43,7 @@ NORMALISATIONS = {
     "cifar10_kit": ((0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010)),
 }
 
-KINDS = ("scale01", "center", *NORMALISATIONS, "torchvision:<WeightsEnum>")
+KINDS = ("scale01", "center", *NORMALISATIONS, "torchvision:<WeightsEnum>", "<kind>@<R>[/<C>]")
 
 
 class PreprocessError(ValueError):
@@ -115,9 +120,35 @@ def _convert(t: torch.Tensor, kind: str, out: torch.Tensor | None) -> torch.Tens
     return out
 
 
+def resample(t: torch.Tensor, resize: int, crop: int | None) -> torch.Tensor:
+    """Float NCHW images in [0, 255] resized as a geometry suffix says (labelfree.zoo.geometry):
+    ``crop`` None: to ``resize`` x ``resize``, aspect ignored; else the shorter side to
+    ``resize`` (``side * resize // min(h, w)``) and the centre ``crop`` x ``crop``. Bilinear
+    with antialiasing, rounded to 8-bit values (PIL and torchvision's uint8 resize round too)."""
+    h, w = int(t.shape[2]), int(t.shape[3])
+    short = min(h, w)
+    size = (resize, resize) if crop is None else (h * resize // short, w * resize // short)
+    if size != (h, w):
+        t = torch.nn.functional.interpolate(t, size=size, mode="bilinear", antialias=True,
+                                            align_corners=False).round_().clamp_(0, 255)
+    if crop is not None:
+        top, left = (size[0] - crop) // 2, (size[1] - crop) // 2
+        t = t[:, :, top : top + crop, left : left + crop]
+    return t
+
+
 def check_kind(kind: str) -> None:
     """Raise PreprocessError unless ``kind`` names a known preprocessing."""
     if kind in ("scale01", "center", *NORMALISATIONS):
+        return
+    if "@" in kind:
+        try:
+            base, _ = split_geometry(kind)
+        except GeometryError as exc:
+            raise PreprocessError(str(exc)) from None
+        if base not in FUSED_KINDS:
+            raise PreprocessError(f"preprocessing {kind!r}: a geometry suffix goes after one of "
+                                  f"{FUSED_KINDS}, not {base!r}")
         return
     if kind.startswith("torchvision:"):
         _tv_transform(kind.split(":", 1)[1])
@@ -161,6 +192,10 @@ def preprocess(
         return _convert(t, kind, out)
     if not t.is_floating_point():
         t = t.float()
+    if "@" in kind:
+        check_kind(kind)
+        kind, geometry = split_geometry(kind)
+        t = resample(t, *geometry)
     if kind == "scale01":
         return standard_nchw(t / 255.0)
     if kind == "center":

@@ -15,6 +15,8 @@ from typing import Any
 
 import pandas as pd
 
+from labelfree.zoo.geometry import GeometryError, split_geometry
+
 #: Where a model comes from.
 SOURCES = ("local", "torchvision", "hub", "checkpoint")
 
@@ -110,8 +112,14 @@ def _normalise_row(r: dict[str, Any], root: Path) -> tuple[dict[str, Any], list[
         if not ckpt.is_file():
             errs.append(f"checkpoint file {ckpt} not found")
     prep = str(row["preprocessing"] or "")
-    if prep and prep not in PREPROCESSING and not prep.startswith("torchvision:"):
-        errs.append(f"preprocessing {prep!r} is not one of {PREPROCESSING} or 'torchvision:<Weights>'")
+    try:
+        base, _ = split_geometry(prep)  # kind@R or kind@R/C: a resize before kind
+    except GeometryError as exc:
+        errs.append(str(exc))
+        base = PREPROCESSING[0]
+    if prep and base not in PREPROCESSING and not prep.startswith("torchvision:"):
+        errs.append(f"preprocessing {prep!r} is not one of {PREPROCESSING} or 'torchvision:<Weights>'"
+                    " (optionally with a geometry suffix, e.g. scale01@448, imagenet@256/224)")
     try:
         row["model"] = str(row.get("model") or default_model_id(row))
     except (TypeError, ValueError, KeyError):

@@ -31,3 +31,11 @@ def zoo_bundle_inputs(zoo, models):
 def zoo_model_inputs(wildcards):
     """Inputs of one model's job (zoos with `bundle: model`)."""
     return zoo_bundle_inputs(wildcards.zoo, [wildcards.model])
+
+
+def zoo_job_gpus(zoo, models):
+    """GPUs a training/resolving job asks for: 1 when it trains a local model and the zoo's
+    `train_device` is `cuda` (`auto` asks for none: it uses a GPU only where one is present);
+    resolving pretrained or checkpoint rows runs no training."""
+    trains = any(ZOO_ROWS[zoo][m]["source"] == "local" for m in models)
+    return int(trains and ZOOS[zoo]["train_device"] == "cuda")

@@ -1,0 +1,77 @@
+"""Peak memory of the chunked follow-up writer grows with the chunk, not the dataset (issue 16,
+metamorphic bullet 4 and "Done when"; bench/metamorphic_memory.py measures the RSS at paper
+shape, bench/results/metamorphic_memory.md).
+
+``write_testsets`` (rule mm_testsets) reads sources, computes regions and writes the base and
+the c3 follow-ups ``chunk`` sources at a time. The measurements run in one fresh interpreter with
+``tracemalloc`` on, which sees every numpy array buffer (numpy reports its allocations to it), so
+the peak above what was held before the call is what the writer allocated, not the
+interpreter's RSS. Expected, from the design: 4x
+the sources at the same chunk leaves the peak about unchanged (the run is measured after a
+first, identical run has done the lazy imports); 4x the chunk raises it severalfold;
+either stays far below the follow-up set held whole (7 variants x sources x H x W x 3 bytes).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from labelfree.data.imagenet import box_distance
+from labelfree.metamorphic.chunked import NpzStreamWriter
+
+SIDE = 64
+CHILD = r"""
+import sys, tracemalloc
+tracemalloc.start()
+from labelfree.metamorphic import experiment as ex
+tmp, runs = sys.argv[1], [tuple(map(int, a.split(":"))) for a in sys.argv[2:]]
+mm = {"bbox_pad_px": 5, "mask_pad_px": 0, "reencode": "none", "coloursets": {}}
+for k, (n, chunk) in enumerate([runs[0], *runs]):  # run 0 again first: the lazy imports
+    bcfg = {"split": "val", "region": "box", "coloursets": ["c3"], "parts": max(1, n // 32),
+            "options": {}}
+    tracemalloc.reset_peak()
+    held = tracemalloc.get_traced_memory()[0]  # module state allocated since start()
+    ex.write_testsets("t", {"val": bcfg}, {**mm, "chunk": chunk}, 0, f"{tmp}/ts{k}",
+                      {"val": f"{tmp}/split{n}.npz"})
+    if k:
+        print(tracemalloc.get_traced_memory()[1] - held)
+"""
+
+
+def _split(path: Path, n: int) -> None:
+    """n random SIDE x SIDE RGB sources with two boxes each (the ImageNet store's layout)."""
+    r = np.random.default_rng(0)
+    lo = r.integers(0, SIDE // 2, (n, 2, 2))
+    boxes = np.concatenate([lo, lo + r.integers(SIDE // 10, SIDE // 2, (n, 2, 2))], axis=2)
+    with NpzStreamWriter(path) as w:
+        w.add("x", r.integers(0, 256, (n, SIDE, SIDE, 3), dtype=np.uint8), 64)
+        w.add("y", r.integers(0, 1000, n).astype(np.int64))
+        w.add("box_distance", np.stack([box_distance(b.astype(float), SIDE, SIDE, SIDE)
+                                        for b in boxes]), 64)
+        w.add("area_ratio", np.full(n, 0.1, dtype=np.float32))
+
+
+def _peaks(tmp: Path, runs: list[tuple[int, int]]) -> list[int]:
+    """Peak bytes the writer allocated for each (sources, chunk), in one fresh interpreter."""
+    for n in {n for n, _ in runs}:
+        _split(tmp / f"split{n}.npz", n)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(tmp), *(f"{n}:{c}" for n, c in runs)],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return [int(v) for v in proc.stdout.split()]
+
+
+@pytest.mark.slow
+def test_writer_peak_grows_with_the_chunk_not_the_dataset(tmp_path):
+    small, large, large_chunk = _peaks(tmp_path, [(32, 4), (128, 4), (128, 16)])
+    whole = 7 * 128 * SIDE * SIDE * 3  # the c3 follow-up set of 128 sources held whole
+    assert large < 1.25 * small, (small, large)  # 4x the sources, same chunk
+    assert large_chunk > 2.5 * large, (large, large_chunk)  # 4x the chunk
+    assert large_chunk < whole / 4, (large_chunk, whole)
