@@ -18,6 +18,7 @@ os.environ.update(
 from snakemake.exceptions import WorkflowError
 
 from labelfree.config import ConfigError, check_zoos, validate_config
+from labelfree.studyplan import feature_dtype as studyplan_feature_dtype
 from labelfree.studyplan import fixed_zoo_skips, labelled_zoos
 from labelfree.zoo.bundle import BundleError, assign_bundles
 from labelfree.zoo.predictions import PredictionZooError, scan_cached

@@ -71,6 +71,7 @@ rule inference_model:
         # (name, path) of every set of the group: one function, as each costs per job
         testsets=lambda w: group_testset_pairs(w.zoo, w.group),
         features=lambda w: ZOOS[w.zoo]["features"],
+        feature_dtype=lambda w: zoo_feature_dtype(w.zoo),
         batch_size=INFER["batch_size"],
         device=INFER["device"],
         amp=INFER["amp"],
@@ -111,6 +112,7 @@ for _zoo, _bundles in ZOO_BUNDLES.items():
                     model_dirs=[model_dir(_zoo, m) for m in _models],
                     testsets=group_testset_pairs(_zoo, _group),
                     features=ZOOS[_zoo]["features"],
+                    feature_dtype=zoo_feature_dtype(_zoo),
                     batch_size=INFER["batch_size"],
                     device=INFER["device"],
                     amp=INFER["amp"],

@@ -1,23 +1,15 @@
 """Thin adapter: run the models of one zoo bundle on one test-set group
 (labelfree.inference.infer_group); one output file per model."""
 
-from pathlib import Path
-
 import torch
 
 from labelfree.inference import infer_group, retain_freed_memory
 from labelfree.joblog import log_to
-from labelfree.studyplan import feature_dtype as zoo_feature_dtype
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 log_file = log_to(sm.log[0])
 torch.set_num_threads(sm.threads)
 retain_freed_memory()  # glibc: reuse freed activations, no page faults per batch
-
-# zoos.<zoo>.feature_dtype: a rule param where the rule passes one, else from the config (the
-# zoo is the folder above each model dir, results/zoo/<zoo>/<model>)
-zoo = Path(sm.params.model_dirs[0]).parent.name
-feature_dtype = getattr(sm.params, "feature_dtype", None) or zoo_feature_dtype(sm.config, zoo)
 
 infer_group(
     model_dirs=sm.params.model_dirs,
@@ -29,5 +21,5 @@ infer_group(
     amp=sm.params.amp,
     progress_file=log_file,
     cache_bytes=sm.params.cache_mb * 2**20,
-    feature_dtype=feature_dtype,
+    feature_dtype=sm.params.feature_dtype,
 )

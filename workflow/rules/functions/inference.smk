@@ -15,6 +15,12 @@ def group_testset_paths(zoo, group):
     return [testset_path(zoo_dataset(zoo), t) for t in zoo_groups(zoo)[group]]
 
 
+def zoo_feature_dtype(zoo):
+    """Storage precision of the zoo's features (zoos.<zoo>.feature_dtype; a param, so that a
+    change reruns the zoo's inference)."""
+    return studyplan_feature_dtype(config, zoo)
+
+
 def group_testset_pairs(zoo, group):
     """(test set, path) of every set of a zoo's group, as the inference script takes them."""
     dataset = zoo_dataset(zoo)
