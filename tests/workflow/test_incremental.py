@@ -96,6 +96,9 @@ def test_adding_a_row_runs_only_the_new_model_and_removing_one_runs_no_model(tmp
     assert REMOVED_MODEL not in models and len(models) == 4
     assert _planned(work, removed) == {}
 
-    # a new test-set group: inference runs on that group only (one job per model), no training
+    # a new test-set group: inference runs on that group only (one job per model), no training;
+    # the per-model jobs list the group through its one stand-in file (rule testset_group)
     grouped = _config(tmp_path, "grouped", [*BASE_ROWS[1:], NEW_ROW], ("id", "natural"))
-    assert _planned(work, grouped) == {"shifts_natural": 1, "inference_model": 4, "accuracy_table": 1}
+    assert _planned(work, grouped) == {
+        "shifts_natural": 1, "testset_group": 1, "inference_model": 4, "accuracy_table": 1
+    }

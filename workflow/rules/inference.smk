@@ -67,11 +67,8 @@ rule inference_model:
         runtime=INFER["runtime"],
         gpu=1 if INFER["device"] == "cuda" else 0,
     params:
-        model_dirs=lambda w: [model_dir(w.zoo, w.model)],
-        # (name, path) of every set of the group: one function, as each costs per job
-        testsets=lambda w: group_testset_pairs(w.zoo, w.group),
-        features=lambda w: ZOOS[w.zoo]["features"],
-        feature_dtype=lambda w: zoo_feature_dtype(w.zoo),
+        # one function for what the job runs: Snakemake inspects each callable per job
+        job=lambda w: inference_job(w.zoo, [w.model], w.group),
         batch_size=INFER["batch_size"],
         device=INFER["device"],
         amp=INFER["amp"],
@@ -109,10 +106,7 @@ for _zoo, _bundles in ZOO_BUNDLES.items():
                     runtime=INFER["runtime"],
                     gpu=1 if INFER["device"] == "cuda" else 0,
                 params:
-                    model_dirs=[model_dir(_zoo, m) for m in _models],
-                    testsets=group_testset_pairs(_zoo, _group),
-                    features=ZOOS[_zoo]["features"],
-                    feature_dtype=zoo_feature_dtype(_zoo),
+                    job=inference_job(_zoo, _models, _group),
                     batch_size=INFER["batch_size"],
                     device=INFER["device"],
                     amp=INFER["amp"],

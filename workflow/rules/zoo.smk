@@ -31,12 +31,9 @@ rule zoo_model:
         runtime=lambda w: ZOOS[w.zoo]["runtime"],
         gpu=lambda w: zoo_job_gpus(w.zoo, [w.model]),
     params:
-        zoo=lambda w: w.zoo,
-        rows=lambda w: [ZOO_ROWS[w.zoo][w.model]],
-        dirs=lambda w: [model_dir(w.zoo, w.model)],
-        val_fraction=lambda w: ZOOS[w.zoo]["val_fraction"],
+        # one function for what the job builds: Snakemake inspects each callable per job
+        job=lambda w: zoo_job(w.zoo, [w.model]),
         seed=SEED,
-        device=lambda w: ZOOS[w.zoo]["train_device"],
     script:
         "../scripts/zoo_bundle.py"
 
@@ -66,11 +63,7 @@ for _zoo, _bundles in ZOO_BUNDLES.items():
                 runtime=_cfg["runtime"],
                 gpu=zoo_job_gpus(_zoo, _models),
             params:
-                zoo=_zoo,
-                rows=[ZOO_ROWS[_zoo][m] for m in _models],
-                dirs=[model_dir(_zoo, m) for m in _models],
-                val_fraction=_cfg["val_fraction"],
+                job=zoo_job(_zoo, _models),
                 seed=SEED,
-                device=_cfg["train_device"],
             script:
                 "../scripts/zoo_bundle.py"

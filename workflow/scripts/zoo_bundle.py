@@ -11,13 +11,9 @@ log_file = log_to(sm.log[0])
 torch.set_num_threads(sm.threads)
 
 build_bundle(
-    zoo=sm.params.zoo,
-    rows=sm.params.rows,
-    out_dirs=sm.params.dirs,
+    **sm.params.job,  # zoo, rows, out_dirs, val_fraction, device (functions/zoo.smk::zoo_job)
     train_path=sm.input.get("train"),
     idset_path=sm.input.get("idset"),
-    val_fraction=sm.params.val_fraction,
     base_seed=sm.params.seed,
-    device=sm.params.device,
     progress_file=log_file,
 )

@@ -21,6 +21,18 @@ def zoo_feature_dtype(zoo):
     return studyplan_feature_dtype(config, zoo)
 
 
+def inference_job(zoo, models, group):
+    """What an inference job runs (labelfree.inference.infer_group's model and data
+    arguments): the models' folders, the group's (test set, path) pairs, the features.
+    """
+    return {
+        "model_dirs": [model_dir(zoo, m) for m in models],
+        "testsets": group_testset_pairs(zoo, group),
+        "features": ZOOS[zoo]["features"],
+        "feature_dtype": zoo_feature_dtype(zoo),
+    }
+
+
 def group_testset_pairs(zoo, group):
     """(test set, path) of every set of a zoo's group, as the inference script takes them."""
     dataset = zoo_dataset(zoo)

@@ -13,6 +13,17 @@ def zoo_model_files(zoo, models):
     }
 
 
+def zoo_job(zoo, models):
+    """What a training/resolving job builds (labelfree.zoo.local.build_bundle's arguments)."""
+    return {
+        "zoo": zoo,
+        "rows": [ZOO_ROWS[zoo][m] for m in models],
+        "out_dirs": [model_dir(zoo, m) for m in models],
+        "val_fraction": ZOOS[zoo]["val_fraction"],
+        "device": ZOOS[zoo]["train_device"],
+    }
+
+
 def zoo_bundle_inputs(zoo, models):
     """Inputs of a bundle: the training split for local rows, the `id` set (input shape and
     classes) for pretrained and checkpoint rows, and every checkpoint file."""
