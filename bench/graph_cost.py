@@ -37,7 +37,7 @@ SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 CASES = ("default", "noop", "paper_laf", "zoo10k")
 
 
-def _run(
+def run_timed(
     cmd: list[str], cwd: Path, env: dict[str, str], timeout: float = 1e9
 ) -> tuple[float, float, float, int]:
     """Wall s, CPU s (user + sys), peak RSS MB and return code of one process tree; a process
@@ -102,7 +102,7 @@ def measure(
             "--cores", "2"]
     if case == "noop":
         _create_outputs(base, work, env)
-    wall, cpu, rss, rc = _run([*base, "--dry-run", "--quiet"], work, env, timeout)
+    wall, cpu, rss, rc = run_timed([*base, "--dry-run", "--quiet"], work, env, timeout)
     n_files = sum(1 for p in work.rglob("*") if p.is_file() and ".snakemake" not in p.parts)
     shutil.rmtree(work, ignore_errors=True)
     return {"wall": wall, "cpu": cpu, "rss": rss, "rc": rc, "files": n_files}

@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from graph_cost import run_timed  # bench/ is the script's folder, first on sys.path
+
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))
 ZOOS = ("digits", "laf_tight", "laf_spread")
@@ -39,16 +41,10 @@ def run_spine(tree: Path, work: Path) -> tuple[float, float]:
     targets = [f"results/infer/{z}/accuracy.csv" for z in ZOOS]
     cmd = [SNAKEMAKE, "-s", str(tree / "Snakefile"), "-d", str(work), "--configfile",
            str(tree / "config" / "config.yaml"), "--cores", "2", "--quiet", "all", "--", *targets]
-    env = {**os.environ, "PYTHONPATH": str(tree / "src")}
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    err = proc.stderr.read().decode() if proc.stderr else ""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{tree}: snakemake failed\n{err[-3000:]}")
-    return wall, usage.ru_utime + usage.ru_stime
+    wall, cpu, _, rc = run_timed(cmd, work, {**os.environ, "PYTHONPATH": str(tree / "src")})
+    if rc != 0:  # run_timed has printed the tail of its stderr
+        raise SystemExit(f"{tree}: snakemake failed (exit {rc})")
+    return wall, cpu
 
 
 def main() -> None:

@@ -17,13 +17,13 @@ import pytest
 
 from labelfree import store
 from labelfree.laf.experiment import StudyParams
+from labelfree.laf.layout import partition
 from labelfree.laf.report import write_all
 from labelfree.laf.study import (
     SetInputs,
     analyse_sets,
     clone_control,
     merge_parts,
-    partition,
     read_part,
     run_part,
     run_study,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+#: Job granularities of config key ``laf.jobs``.
 JOB_GRANULARITIES = ("group", "testset")
 
 

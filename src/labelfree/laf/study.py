@@ -6,7 +6,7 @@ predictions (no training; the copies are the same model's outputs repeated).
 
 Two ways to the same raw files (issue 15): :func:`run_study` analyses every test set of a zoo in
 one process; :func:`run_part` analyses some of them (a *part*: one test-set group or one test
-set, :func:`partition`) and writes their results losslessly, and :func:`merge_parts` writes the
+set, :func:`labelfree.laf.layout.partition`) and writes their results losslessly, and :func:`merge_parts` writes the
 zoo's raw files from the parts. Every draw is seeded by (seed, dataset, test set, method, ...),
 never by the order of the work, so the two give the same files (wall-clock times aside).
 """
@@ -27,7 +27,6 @@ import pandas as pd
 from labelfree import store
 from labelfree.laf.baselines import softmax
 from labelfree.laf.experiment import SetResult, StudyParams, analyse_testset, classify_testset
-from labelfree.laf.layout import JOB_GRANULARITIES, partition  # noqa: F401 (re-exported)
 from labelfree.laf.metrics import ground_truth_accuracy
 
 log = logging.getLogger(__name__)
@@ -272,7 +271,6 @@ def run_study(
 
 # --- The same study split into independent jobs (issue 15) -------------------------------------
 
-#: Job granularities of config key ``laf.jobs``.
 #: Format version of a part file; :func:`read_part` refuses others.
 PART_VERSION = 1
 

@@ -35,8 +35,7 @@ def inference_job(zoo, models, group):
 
 def group_testset_pairs(zoo, group):
     """(test set, path) of every set of a zoo's group, as the inference script takes them."""
-    dataset = zoo_dataset(zoo)
-    return [(t, testset_path(dataset, t)) for t in zoo_groups(zoo)[group]]
+    return list(zip(zoo_groups(zoo)[group], group_testset_paths(zoo, group)))
 
 
 def group_manifest(dataset, group):
@@ -46,8 +45,8 @@ def group_manifest(dataset, group):
 
 def group_inputs(zoo, group):
     """What a per-model inference job on ``group`` lists as input: the set itself for a group
-    of one, else the group's stand-in, so the graph resolves one input per job instead of one per set
-    (a 10,000-model zoo: about 120,000 input files instead of 291,000; bench/graph_cost.py).
+    of one, else the group's stand-in, so the graph resolves one input per job instead of one
+    per set (bench/graph_cost.py times a 10,000-model zoo).
     """
     sets = zoo_groups(zoo)[group]
     if len(sets) == 1:
@@ -57,7 +56,7 @@ def group_inputs(zoo, group):
 
 def multi_set_groups():
     """Every registered group token that stands for more than one test set."""
-    return sorted(g for g, s in TESTSET_GROUPS.items() if len(dict.fromkeys(s)) > 1)
+    return sorted(g for g in TESTSET_GROUPS if len(group_sets(g)) > 1)
 
 
 def group_sets(group):
