@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from labelfree.inference import InferenceError, accuracy_long, infer_group, resolve_device
+from labelfree.accuracy import AccuracyError, accuracy_long
+from labelfree.inference import InferenceError, infer_group, resolve_device
 from labelfree.store import ArtefactError, write_image_set, write_inference, write_labels
 from labelfree.zoo import build_model, load_model, save_model
 from labelfree.zoo.local import build_bundle, train_local_zoo
@@ -72,7 +73,7 @@ def test_logits_of_the_wrong_k_blame_the_model_not_the_labels(tmp_path):
     write_labels(tmp_path / "id.npz", y, 12)
     good = _logits_file(tmp_path / "good.npz", 10)
     short = _logits_file(tmp_path / "short.npz", 5, seed=1)
-    with pytest.raises(InferenceError) as err:
+    with pytest.raises(AccuracyError) as err:
         accuracy_long(["good", "short"], ["id"], [[good], [short]], [tmp_path / "id.npz"])
     msg = str(err.value)
     # before: "<labels>: labels out of range [0, 5) for short.npz"
@@ -84,7 +85,7 @@ def test_labels_beyond_every_model_still_blame_the_labels(tmp_path):
     y = np.full(12, 99)
     write_labels(tmp_path / "id.npz", y, 12)
     a, b = _logits_file(tmp_path / "a.npz", 10), _logits_file(tmp_path / "b.npz", 10, seed=2)
-    with pytest.raises(InferenceError) as err:
+    with pytest.raises(AccuracyError) as err:
         accuracy_long(["a", "b"], ["id"], [[a], [b]], [tmp_path / "id.npz"])
     assert str(err.value).startswith(f"{tmp_path / 'id.npz'}: labels out of range [0, 10)")
 

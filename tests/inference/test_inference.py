@@ -8,11 +8,9 @@ import numpy as np
 import pytest
 import torch
 
+from labelfree.accuracy import accuracy_heatmap, accuracy_long, accuracy_wide
 from labelfree.inference import (
     InferenceError,
-    accuracy_heatmap,
-    accuracy_long,
-    accuracy_wide,
     infer_group,
     predict,
     predict_dir,

@@ -53,3 +53,32 @@ def test_dry_run_imports_nothing_heavy(tmp_path, configfile):
         f"a dry run on {configfile} imported {sorted({m.split('.')[0] for m in loaded})} "
         f"(e.g. {loaded[:5]}); import them inside the functions that need them"
     )
+
+
+#: Job scripts that read artefacts and never run a model: their imports must not pull torch
+#: (about 2.5 s CPU per job start; the smoke run starts 10 accuracy jobs, 4 SYP and 4
+#: alpha-trimming jobs of this kind). A top-level `import torch` in labelfree.accuracy,
+#: labelfree.syp.study's chain (oracle, baselines) or labelfree.alphatrim.pipeline's chain
+#: (zoo.batched) fails this.
+TORCH_FREE_SCRIPTS = (
+    "inference_accuracy", "syp_tables", "syp_indicators", "syp_testsets", "alphatrim_analyse",
+    "alphatrim_report", "laf_part", "laf_tables", "pace_experiment", "scorecard_zoo",
+    "answer_zoo", "summary",
+)
+
+
+@pytest.mark.parametrize("script", TORCH_FREE_SCRIPTS)
+def test_artefact_reading_jobs_do_not_import_torch(script):
+    """Run the script's import statements alone (its body needs Snakemake's job object)."""
+    probe = (
+        "import ast, sys\n"
+        f"tree = ast.parse(open({str(REPO / 'workflow' / 'scripts' / (script + '.py'))!r}).read())\n"
+        "exec(compile(ast.Module([n for n in tree.body if isinstance(n, (ast.Import, "
+        "ast.ImportFrom))], []), 'imports', 'exec'))\n"
+        "print(' '.join(m for m in ('torch', 'torchvision', 'sklearn') if m in sys.modules))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == "", f"workflow/scripts/{script}.py imports {proc.stdout.strip()}"

@@ -2,7 +2,7 @@
 
 import logging
 
-from labelfree.inference import accuracy_heatmap, accuracy_long, accuracy_wide
+from labelfree.accuracy import accuracy_heatmap, accuracy_long, accuracy_wide
 from labelfree.joblog import log_to
 from labelfree.store import load_json, save_figure, save_table
 

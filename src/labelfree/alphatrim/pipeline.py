@@ -34,12 +34,6 @@ from labelfree.alphatrim.layout import (  # noqa: F401  (re-exported)
 from labelfree.alphatrim.metrics import accuracy, logit_gap
 from labelfree.seeds import derive_seed
 from labelfree.store import load_json, load_npz, save_figure, save_json, save_npz, save_table
-from labelfree.zoo.batched import (
-    BatchedCNNSpec,
-    BatchedMLPSpec,
-    train_batched_cnn,
-    train_batched_mlp,
-)
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +143,14 @@ def train_models(
     and ``y_test``. Model i's seeds depend only on (seed, experiment, zoo, i), and training is
     per model, so any cut of a zoo into blocks gives the same models (:func:`merge_blocks`).
     """
+    # torch only here: the analysis and report jobs import this module without training
+    from labelfree.zoo.batched import (
+        BatchedCNNSpec,
+        BatchedMLPSpec,
+        train_batched_cnn,
+        train_batched_mlp,
+    )
+
     xtr, ytr, xte, yte = task
     if zoo not in (*ex.REGIMES, ex.ENSEMBLE_ZOO) or not 0 <= start < stop:
         raise ValueError(f"alphatrim experiment {name}: no models [{start}, {stop}) of zoo {zoo}")

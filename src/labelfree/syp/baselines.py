@@ -8,9 +8,9 @@ DoC (difference of confidences) is a direct estimate, marked "not in paper".
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from sklearn.linear_model import LinearRegression, LogisticRegression
 
 from labelfree.syp.indicators import atc_index, entropy
 
@@ -67,7 +67,7 @@ def rotation_labels(n: int) -> np.ndarray:
 class RotationHead:
     """A 4-way linear head on frozen penultimate features predicting the rotation (spec 3)."""
 
-    clf: LogisticRegression
+    clf: Any  # a fitted sklearn.linear_model.LogisticRegression
 
     def score(self, feats_by_angle: np.ndarray) -> float:
         """Rotation accuracy (percent) over ``(4 n, D)`` features stacked as 0/90/180/270 blocks."""
@@ -79,6 +79,8 @@ class RotationHead:
 def fit_rotation_head(feats_by_angle: np.ndarray, seed: int = 0, c: float = 1.0) -> RotationHead:
     """Train the rotation head on the classifier's training set, all four rotations, cross-entropy,
     backbone frozen ([spec] for the kit's undocumented heads)."""
+    from sklearn.linear_model import LogisticRegression  # imported on use: a slow import
+
     n = len(feats_by_angle) // 4
     if n * 4 != len(feats_by_angle):
         raise ValueError(f"rotation features: {len(feats_by_angle)} rows is not 4 blocks")
@@ -101,6 +103,8 @@ class LinearFit:
 
 def fit_linear(scores: np.ndarray, acc: np.ndarray) -> LinearFit:
     """``sklearn.linear_model.LinearRegression`` of accuracy (percent) on one scalar score."""
+    from sklearn.linear_model import LinearRegression  # imported on use: a slow import
+
     s = np.asarray(scores, dtype=np.float64).reshape(-1, 1)
     a = np.asarray(acc, dtype=np.float64)
     if len(s) < 2:

@@ -68,6 +68,29 @@ def base_lr(arch: str, lr: float | None) -> float:
     return 0.1 if arch == "A" else 0.05
 
 
+@dataclass(frozen=True)
+class OracleConfig:
+    """Training hyper-parameters (spec 2.8; config ``syp.oracle``)."""
+
+    arch: str = "A"
+    expand: int = 8
+    dropout: float | None = None
+    passes: float = 30.0
+    lr: float | None = None
+    momentum: float = 0.9
+    weight_decay: float = 5e-4
+    decay_bias: bool = True
+    poly_power: float = 0.9
+    loss_adjust: bool = False
+    low_acc_threshold: float = 0.3
+    pos_weight: float = 3.0
+
+    @property
+    def base_lr(self) -> float:
+        """0.1 for ORA-A and 0.05 for ORA-B unless given (reference code's rule)."""
+        return base_lr(self.arch, self.lr)
+
+
 def _tag(v: float) -> str:
     return f"{float(v):g}".replace(".", "p").replace("-", "m")
 

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from labelfree.syp.layout import base_lr
+from labelfree.syp.layout import OracleConfig  # noqa: F401  (re-exported: the oracle's settings)
 
 ARCHS = ("A", "B")
 
@@ -145,29 +145,6 @@ def weighted_mse(
         w = torch.where(c > 0.5, torch.full_like(c, pos_weight), torch.ones_like(c))
         return (w * err).mean()
     return err.mean()
-
-
-@dataclass(frozen=True)
-class OracleConfig:
-    """Training hyper-parameters (spec 2.8; config ``syp.oracle``)."""
-
-    arch: str = "A"
-    expand: int = 8
-    dropout: float | None = None
-    passes: float = 30.0
-    lr: float | None = None
-    momentum: float = 0.9
-    weight_decay: float = 5e-4
-    decay_bias: bool = True
-    poly_power: float = 0.9
-    loss_adjust: bool = False
-    low_acc_threshold: float = 0.3
-    pos_weight: float = 3.0
-
-    @property
-    def base_lr(self) -> float:
-        """0.1 for ORA-A and 0.05 for ORA-B unless given (reference code's rule)."""
-        return base_lr(self.arch, self.lr)
 
 
 @dataclass

@@ -25,8 +25,8 @@ from labelfree.syp.indicators import (
     frechet_distance,
     indicator_matrix,
 )
+from labelfree.syp.layout import OracleConfig
 from labelfree.syp.normalise import fit_normaliser
-from labelfree.syp.oracle import OracleConfig, count_parameters, predict_scores, train_oracle
 
 
 @dataclass(frozen=True)
@@ -201,6 +201,9 @@ def run_variant(
 
     Validation labels are never seen here (spec check 21): only meta-set rows train the oracle.
     """
+    # torch only here: the jobs that read indicator tables without training start faster
+    from labelfree.syp.oracle import count_parameters, predict_scores, train_oracle
+
     unknown = [c for c in variant.columns if c not in COLUMNS]
     if unknown:
         raise ValueError(f"variant {variant.name}: unknown indicator(s) {unknown}; known {COLUMNS}")
