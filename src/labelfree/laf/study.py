@@ -251,7 +251,9 @@ def write_raw(results: Sequence[SetResult], out_dir: str | Path) -> None:
         pd.DataFrame(model_rows).to_csv(tmp, index=False, float_format="%.6g")
     with store.atomic_path(out / "rq4.csv") as tmp:
         pd.DataFrame(rq4_rows).to_csv(tmp, index=False, float_format="%.6g")
-    store.save_npz(out / "ces_guides.npz", **{k.replace("-", "_"): v for k, v in guides.items()})
+    # one NaN bit pattern: nanmean's NaN has the sign bit set, a part file's (JSON) NaN has not
+    store.save_npz(out / "ces_guides.npz",
+                   **{k.replace("-", "_"): np.where(np.isnan(v), np.nan, v) for k, v in guides.items()})
 
 
 def run_study(
