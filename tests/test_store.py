@@ -126,6 +126,25 @@ def test_tables_are_byte_stable(tmp_path):
     assert (tmp_path / "t.md").read_text().startswith("**Table 1**")
 
 
+@pytest.mark.parametrize("compress", [False, True])
+def test_npz_bytes_do_not_depend_on_the_clock(tmp_path, monkeypatch, compress):
+    """Issue 14: the same arrays give the same npz bytes whenever they are written (zip entries
+    carry the fixed 1980-01-01 time, not the clock's). The second write runs with the clock moved
+    a day on, so a timestamp taken from it would change the bytes."""
+    import time
+    import zipfile
+
+    arrays = {"a": np.arange(12, dtype=np.float32).reshape(3, 4), "b": np.array(["x", "yz"])}
+    store.save_npz(tmp_path / "one.npz", compress=compress, **arrays)
+    later = time.time() + 86_400.0
+    monkeypatch.setattr(time, "time", lambda: later)
+    monkeypatch.setattr(time, "localtime", lambda t=None: time.gmtime(later if t is None else t))
+    store.save_npz(tmp_path / "two.npz", compress=compress, **arrays)
+    assert (tmp_path / "one.npz").read_bytes() == (tmp_path / "two.npz").read_bytes()
+    with zipfile.ZipFile(tmp_path / "two.npz") as z:
+        assert {i.date_time for i in z.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+
+
 def test_files_by_testset_and_stack_logits(tmp_path):
     """The answer and scorecard jobs' reading: each test set from the first group listing it,
     models in sheet order, stacked (models, N, K)."""

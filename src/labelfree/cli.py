@@ -1,7 +1,9 @@
 """The ``labelfree`` command: rank, estimate and select on arrays, without the workflow (issue 14).
 
-Inputs are one file per model (``.npy``, ``.npz``, ``.csv``: N x K logits or probabilities) or a
-folder of such files (sorted by name). Every method is reached through
+Inputs are one file per model (``.npy``, ``.npz``, ``.csv``: N x K logits or probabilities), a
+folder of such files (sorted by name), or a prediction zoo folder as the workflow reads it (one
+file per model and test set, labels and features optional; docs/your-zoo.md section 2), of which
+``--testset`` picks the test set. Every method is reached through
 :mod:`labelfree.methods.registry`. Bad input ends the command with exit status 2 and one line on
 stderr naming the file.
 """
@@ -24,6 +26,7 @@ EXAMPLES = """examples:
   labelfree estimate preds/ --source val/ --source-labels val_labels.npy
   labelfree rank preds/ --features feats/ --method Dispersion   # feats/<model>.npy, N x D
   labelfree select preds/ --budget 50 --csv > to_label.csv
+  labelfree rank myzoo/ --testset shifted --source id   # a prediction zoo: predictions/<model>/
   labelfree estimate preds/ --labels labelled.csv   # accuracy from the labelled picks
   labelfree methods                             # what is registered, and what each needs
 """
@@ -84,8 +87,14 @@ def load_zoo(paths: Sequence[str], kind: str = "auto", tol: float = PZ.SUM_TOL,
     if problems:
         head = f"{len(problems)} problems: " if len(problems) > 1 else ""
         raise InputError(head + "; ".join(problems))
+    return names, *_stack(list(arrays.values()))
+
+
+def _stack(arrays: Sequence[tuple[np.ndarray, str]]) -> tuple[np.ndarray, np.ndarray | None]:
+    """Probabilities (M, N, K) and logits (None unless every model's are logits) of checked
+    (matrix, kind) pairs: logits through softmax, probabilities renormalised."""
     probs, logits = [], []
-    for arr, k in arrays.values():
+    for arr, k in arrays:
         if k == "logits":
             from labelfree.methods import softmax
 
@@ -95,7 +104,87 @@ def load_zoo(paths: Sequence[str], kind: str = "auto", tol: float = PZ.SUM_TOL,
             probs.append(arr / arr.sum(axis=1, keepdims=True))
             logits.append(None)
     lg = np.stack(logits) if all(z is not None for z in logits) else None
-    return names, np.stack(probs), lg
+    return np.stack(probs), lg
+
+
+# A prediction zoo folder (labelfree.zoo.predictions.scan, the workflow's reader): one file per
+# model and test set; the command works on one test set of it, `--testset`.
+
+
+def zoo_root(paths: Sequence[str]) -> Path | None:
+    """The prediction zoo folder when ``paths`` is one (it holds ``predictions/``), else None."""
+    roots = [Path(p) for p in paths if (Path(p) / "predictions").is_dir()]
+    if not roots:
+        return None
+    if len(paths) > 1:
+        raise InputError(f"{roots[0]}: a prediction zoo folder must be the only MODELS argument")
+    return roots[0]
+
+
+def scan_zoo(root: Path, args: argparse.Namespace) -> tuple[PZ.PredictionZoo, str]:
+    """The zoo, checked by :func:`labelfree.zoo.predictions.scan` on the test sets the command
+    reads (``--testset``, and ``--source`` when it names one of the zoo's test sets), and the
+    test set to work on: ``--testset``, or the zoo's only one."""
+    kind = INPUT_KINDS[args.input]
+    wanted = [args.testset] if args.testset else None
+    src = getattr(args, "source", None)
+    if wanted and src and len(src) == 1 and not Path(src[0]).exists() and src[0] not in wanted:
+        wanted.append(src[0])
+    try:
+        zoo = PZ.scan(root, kind, wanted, tol=args.tol)
+    except PZ.PredictionZooError as exc:
+        raise InputError(str(exc)) from None
+    if args.testset:
+        return zoo, args.testset
+    if len(zoo.testsets) > 1:
+        raise InputError(f"{root}: prediction zoo with test sets {zoo.testsets}; pick one with "
+                         "--testset")
+    return zoo, zoo.testsets[0]
+
+
+def zoo_arrays(zoo: PZ.PredictionZoo, testset: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """Probabilities and logits of every model of a scanned zoo on ``testset``."""
+    return _stack([(PZ.read_matrix(zoo.prediction_file(m, testset))[0], zoo.kind[m])
+                   for m in zoo.models])
+
+
+def zoo_features(zoo: PZ.PredictionZoo, testset: str, layer: str | None) -> list[np.ndarray] | None:
+    """Per model, the zoo's ``layer`` features on ``testset``; ``layer`` None: the one layer
+    every model has, if there is exactly one (else no features)."""
+    common = set.intersection(*(set(zoo.features.get(m, [])) for m in zoo.models))
+    if layer is None:
+        if len(common) != 1:
+            return None
+        layer = next(iter(common))
+    if layer not in common:
+        lack = [m for m in zoo.models if layer not in zoo.features.get(m, [])]
+        raise InputError(f"{zoo.feature_file(lack[0], testset, layer)}: model {lack[0]!r} has no "
+                         f"{layer!r} features (--layer)")
+    return [PZ.load_features(zoo, m, testset, layer) for m in zoo.models]
+
+
+class Loaded:
+    """What a command works on: model names, probabilities (M, N, K), logits or None, and, for a
+    prediction zoo, the zoo and its test set."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        root = zoo_root(args.models)
+        self.zoo: PZ.PredictionZoo | None = None
+        self.testset: str | None = None
+        if root is None:
+            if getattr(args, "testset", None):
+                raise InputError("--testset needs a prediction zoo folder (predictions/<model>/"
+                                 "<testset>.npy); MODELS are single files here")
+            self.names, self.P, self.logits = load_zoo(args.models, args.input, args.tol)
+        else:
+            self.zoo, self.testset = scan_zoo(root, args)
+            self.names = list(self.zoo.models)
+            self.P, self.logits = zoo_arrays(self.zoo, self.testset)
+
+    @property
+    def labels(self) -> np.ndarray | None:
+        """True labels of the test set (a prediction zoo's labels file), else None."""
+        return None if self.zoo is None else PZ.load_labels(self.zoo, self.testset)
 
 
 def load_features(folder: str, names: Sequence[str], rows: int) -> list[np.ndarray]:
@@ -184,10 +273,15 @@ def emit(df: pd.DataFrame, fmt: str, out=None) -> None:
 # ------------------------------------------------------------------------------- commands
 
 
-def _ctx(args: argparse.Namespace, names: list[str], P: np.ndarray, logits) -> dict:
+def _ctx(args: argparse.Namespace, z: Loaded) -> dict:
+    names, P = z.names, z.P
     ctx: dict = {}
-    if logits is not None:
-        ctx["logits"] = logits
+    if z.logits is not None:
+        ctx["logits"] = z.logits
+    if z.zoo is not None:
+        return _zoo_ctx(args, z, ctx)
+    if getattr(args, "layer", None):
+        raise InputError("--layer needs a prediction zoo folder; use --features DIR for files")
     if getattr(args, "features", None):
         ctx["features"] = load_features(args.features, names, P.shape[1])
     if getattr(args, "source", None):
@@ -207,6 +301,37 @@ def _ctx(args: argparse.Namespace, names: list[str], P: np.ndarray, logits) -> d
             ctx["source_features"] = load_features(args.source_features, names, Ps.shape[1])
     elif getattr(args, "source_features", None):
         raise InputError("--source-features needs --source")
+    return ctx
+
+
+def _zoo_ctx(args: argparse.Namespace, z: Loaded, ctx: dict) -> dict:
+    """Features and source set of a prediction zoo: its own files. ``--source`` names one of
+    its labelled test sets; ``--layer`` its features (default: the one layer every model has)."""
+    zoo = z.zoo
+    assert zoo is not None and z.testset is not None
+    for opt in ("features", "source_features", "source_labels"):
+        if getattr(args, opt, None):
+            raise InputError(f"--{opt.replace('_', '-')}: a prediction zoo brings its own "
+                             "(features/<model>/<testset>.<layer>.npy, labels/<testset>.npy); "
+                             "use --layer and --source TESTSET")
+    layer = getattr(args, "layer", None)
+    feats = zoo_features(zoo, z.testset, layer)
+    if feats is not None:
+        ctx["features"] = feats
+    src = getattr(args, "source", None)
+    if src:
+        if len(src) != 1 or src[0] not in zoo.testsets:
+            raise InputError(f"--source {' '.join(src)}: with a prediction zoo, name one of its "
+                             f"test sets {zoo.testsets}")
+        y = PZ.load_labels(zoo, src[0])
+        if y is None:
+            raise InputError(f"{zoo.root / 'labels'}: test set {src[0]!r} has no labels file "
+                             f"(labels/{src[0]}.npy), which --source needs")
+        ctx["source_probs"], _ = zoo_arrays(zoo, src[0])
+        ctx["source_labels"] = y
+        sfeats = zoo_features(zoo, src[0], layer)
+        if sfeats is not None:
+            ctx["source_features"] = sfeats
     return ctx
 
 
@@ -242,20 +367,32 @@ def _registry():
     return REGISTRY
 
 
+def _with_truth(df: pd.DataFrame, z: Loaded) -> pd.DataFrame:
+    """A prediction zoo's test set with labels: each model's true accuracy, as a last column."""
+    y = z.labels
+    if y is not None:
+        from labelfree.methods import accuracy
+
+        df["true_accuracy"] = accuracy(z.P, y)
+    return df
+
+
 def cmd_rank(args: argparse.Namespace) -> pd.DataFrame:
-    names, P, lg = load_zoo(args.models, args.input, args.tol)
-    df, skipped = _run("rank", args.method, P, _ctx(args, names, P, lg))
+    z = Loaded(args)
+    names, P = z.names, z.P
+    df, skipped = _run("rank", args.method, P, _ctx(args, z))
     if df.empty:
         raise InputError("no ranking method could run: " + "; ".join(skipped))
     first = "LaF" if "LaF" in df else df.columns[0]
     df.insert(0, "model", names)
     df.insert(1, f"rank_{first}", df[first].rank(ascending=False, method="min").astype(int))
     _note(skipped)
-    return df.sort_values(f"rank_{first}", kind="stable")
+    return _with_truth(df, z).sort_values(f"rank_{first}", kind="stable")
 
 
 def cmd_estimate(args: argparse.Namespace) -> pd.DataFrame:
-    names, P, lg = load_zoo(args.models, args.input, args.tol)
+    z = Loaded(args)
+    names, P = z.names, z.P
     if args.labels:
         from labelfree.methods import accuracy_from_labels
 
@@ -264,18 +401,18 @@ def cmd_estimate(args: argparse.Namespace) -> pd.DataFrame:
         se = np.sqrt(acc * (1 - acc) / len(idx))
         return pd.DataFrame({"model": names, "accuracy": acc, "std_error": se,
                              "labels": len(idx)})
-    df, skipped = _run("estimate", args.method, P, _ctx(args, names, P, lg))
+    df, skipped = _run("estimate", args.method, P, _ctx(args, z))
     if df.empty:
         raise InputError("no estimator could run: " + "; ".join(skipped))
     df.insert(0, "model", names)
     _note(skipped)
-    return df
+    return _with_truth(df, z)
 
 
 def cmd_select(args: argparse.Namespace) -> pd.DataFrame:
     from labelfree.methods import call
 
-    names, P, lg = load_zoo(args.models, args.input, args.tol)
+    P = Loaded(args).P
     if not 1 <= args.budget <= P.shape[1]:
         raise InputError(f"--budget {args.budget}: must lie in 1..{P.shape[1]} (the inputs)")
     idx = call("select", args.method, P, args.budget, args.seed)
@@ -308,7 +445,11 @@ def parser() -> argparse.ArgumentParser:
 
     def common(sp: argparse.ArgumentParser, zoo: bool = True) -> None:
         if zoo:
-            sp.add_argument("models", nargs="+", help="model files (.npy/.npz/.csv) or folders")
+            sp.add_argument("models", nargs="+",
+                            help="model files (.npy/.npz/.csv) or folders of them, or one "
+                                 "prediction zoo folder (predictions/<model>/<testset>.npy)")
+            sp.add_argument("--testset", metavar="NAME",
+                            help="a prediction zoo's test set to work on (default: its only one)")
             sp.add_argument("--input", choices=tuple(INPUT_KINDS), default="auto",
                             help="what the arrays hold (auto: probabilities if rows are "
                                  "non-negative and sum to 1; an npz's 'logits'/'probs' key "
@@ -325,13 +466,17 @@ def parser() -> argparse.ArgumentParser:
     def source(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("--source", nargs="+", metavar="PATH",
                         help="the same models on a labelled in-distribution set (for ATC, DoC, "
-                             "COT, ALine)")
+                             "COT, ALine); with a prediction zoo, the name of its labelled test "
+                             "set")
         sp.add_argument("--source-labels", metavar="FILE",
                         help="labels of the --source set (.npy or one-column csv, one per input)")
         sp.add_argument("--features", metavar="DIR",
                         help="per-model features DIR/<model>.npy, N x D (for Dispersion, FD)")
         sp.add_argument("--source-features", metavar="DIR",
                         help="per-model features on the --source set (for FD)")
+        sp.add_argument("--layer", metavar="NAME",
+                        help="a prediction zoo's features layer (features/<model>/<testset>."
+                             "<layer>.npy; default: the one layer every model has)")
         sp.add_argument("--method", action="append", help="run only this method (repeatable)")
 
     r = sub.add_parser("rank", help="rank models without labels (LaF and baselines)",

@@ -21,7 +21,6 @@ import contextlib
 import ctypes
 import functools
 import logging
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,8 +28,8 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-from tqdm import tqdm
 
+from labelfree.joblog import progress
 from labelfree.store import ImageSet, read_image_set, write_inference
 from labelfree.zoo.arch import FEATURES, MLP, CNNTiny, LeNet, ResNet, feature_points
 from labelfree.zoo.io import load_model
@@ -328,10 +327,7 @@ def infer_group(
         len(model_dirs), len(testsets), dev, batch_size, amp and dev.type == "cuda", list(features),
     )
     total = len(model_dirs) * len(testsets)
-    with tqdm(
-        total=total, desc="inference", unit="set", file=progress_file or sys.stderr,
-        mininterval=2.0, ascii=True,
-    ) as bar:
+    with progress(total=total, desc="inference", unit="set", file=progress_file) as bar:
         for mdir, out in zip(model_dirs, out_paths, strict=True):
             model, meta = load_model(mdir, dev)
             prep = meta.get("preprocessing", "scale01")

@@ -4,13 +4,20 @@ Scripts under workflow/scripts call :func:`log_to` first. Everything a job write
 up in the rule's ``log:`` file, which Snakemake shows on failure. Progress bars (tqdm redraws a
 bar by writing ``\\r`` + bar) are also echoed to the terminal, so ``snakemake --cores all`` shows
 progress inside long jobs while log lines, warnings and tracebacks stay out of the terminal.
+
+:func:`progress` is the one progress bar of the library (training, inference, study loops), so
+every bar looks and behaves the same and goes where stderr goes.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from typing import TextIO
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+#: Seconds between two redraws of a bar: a job log gets a line every 2 s at most.
+MIN_INTERVAL = 2.0
 
 
 class _ProgressTee:
@@ -61,3 +68,31 @@ def log_to(path: str, progress_to_terminal: bool = True) -> TextIO:
     )
     logging.captureWarnings(True)
     return sys.stderr
+
+
+def progress(
+    iterable: Iterable[Any] | None = None,
+    *,
+    desc: str,
+    total: float | None = None,
+    unit: str = "it",
+    file: TextIO | None = None,
+    **options: Any,
+) -> Any:
+    """A tqdm bar on ``file`` or the current ``sys.stderr`` (under :func:`log_to`: the job log and
+    the terminal), ASCII, redrawn at most every :data:`MIN_INTERVAL` seconds and once when it
+    closes, so the final ``n/total`` always shows. Iterate it, or call ``update``/``close``.
+
+    Always on, TTY or not (the tee is not a TTY): the bar is how a job log shows how far a long
+    step got. A bar only writes to stderr; it never changes a result. ``options``: other tqdm
+    arguments (a download's ``unit_scale``, a longer ``mininterval``, ``disable``).
+    """
+    from tqdm import tqdm
+
+    # miniters=0: redraw on time alone, so update(0) after a set_postfix_str(refresh=False) shows
+    # the new postfix once the interval has passed
+    kw: dict[str, Any] = {"mininterval": MIN_INTERVAL, "miniters": 0, "ascii": True, **options}
+    return tqdm(
+        iterable, desc=desc, total=total, unit=unit,
+        file=file if file is not None else sys.stderr, **kw,
+    )

@@ -168,6 +168,11 @@ def test_bad_input_one_line_naming_file_and_model_as_the_zoo_scan_does(zoo, tmp_
     assert f"{zbad}: model 'zz_bad'" in str(err.value)
     same = _problem(str(err.value), "zz_bad").replace(" on test set 'id'", "")
     assert same == _problem(lines[0], "zz_bad")
+    # the command on the prediction zoo folder: the scan's message, on one line
+    out = run("rank", str(tmp_path / "zoo"))
+    assert out.returncode == 2 and out.stdout == ""
+    zlines = out.stderr.strip().splitlines()
+    assert len(zlines) == 1 and zlines[0] == f"labelfree: error: {err.value}", out.stderr
 
 
 def test_every_bad_file_in_one_line(zoo, tmp_path):
@@ -244,3 +249,122 @@ def test_csv_input_and_methods_listing(tmp_path):
     assert out.returncode == 0
     df = pd.read_csv(pd.io.common.StringIO(out.stdout))
     assert {"rank", "estimate", "select", "fewlabel"} == set(df["kind"])
+
+
+# A prediction zoo folder, the workflow's layout (docs/your-zoo.md section 2): one file per model
+# and test set, labels and features optional and per test set.
+
+
+@pytest.fixture(scope="module")
+def pzoo(tmp_path_factory, zoo):
+    """The four models of `zoo` on `id` (labelled, the files of `zoo`) and on `shift` (noisier, no
+    labels), with `penultimate` features on both; also the `shift` files as a folder of files."""
+    d, y = zoo
+    root = tmp_path_factory.mktemp("pzoo")
+    r = np.random.default_rng(5)
+    N, K = 150, 4
+    y_shift = r.integers(0, K, N)
+    for f in sorted((d / "preds").iterdir()):
+        m = f.stem
+        (root / "zoo" / "predictions" / m).mkdir(parents=True)
+        (root / "zoo" / "features" / m).mkdir(parents=True)
+        (root / "zoo" / "predictions" / m / f"id{f.suffix}").write_bytes(f.read_bytes())
+        z = r.normal(size=(N, K)) * 1.5
+        z[np.arange(N), y_shift] += 0.3 + 0.5 * int(m[1:])
+        z = z if m == "m0" else _softmax(z)  # what the model's id file holds (one kind a model)
+        np.save(root / "zoo" / "predictions" / m / "shift.npy", z)
+        (root / "files").mkdir(exist_ok=True)
+        np.save(root / "files" / f"{m}.npy", z)
+        for t, n in (("id", len(y)), ("shift", N)):
+            np.save(root / "zoo" / "features" / m / f"{t}.penultimate.npy", r.normal(size=(n, 6)))
+    (root / "zoo" / "labels").mkdir()
+    np.save(root / "zoo" / "labels" / "id.npy", y)
+    return root, y
+
+
+def _frame(out) -> pd.DataFrame:
+    assert out.returncode == 0, out.stderr
+    return pd.read_csv(pd.io.common.StringIO(out.stdout))
+
+
+def test_prediction_zoo_ranks_a_test_set_as_its_files_do(pzoo):
+    root, _ = pzoo
+    by_zoo = _frame(run("rank", str(root / "zoo"), "--testset", "shift", "--method", "LaF",
+                        "--method", "MaNo", "--csv"))
+    by_files = _frame(run("rank", str(root / "files"), "--method", "LaF", "--method", "MaNo",
+                          "--csv"))
+    pd.testing.assert_frame_equal(by_zoo, by_files)  # shift has no labels: no true accuracy
+    assert by_zoo["model"].tolist()[0] == "m3"
+
+
+def test_prediction_zoo_true_accuracy_where_labels_exist(pzoo, zoo):
+    root, y = pzoo
+    d, _ = zoo
+    df = _frame(run("estimate", str(root / "zoo"), "--testset", "id", "--method", "AC", "--csv"))
+    for i in range(4):
+        f = next((d / "preds").glob(f"m{i}.*"))
+        P = np.load(f)["probs"] if f.suffix == ".npz" else np.load(f)
+        assert df.loc[i, "true_accuracy"] == pytest.approx(np.mean(P.argmax(1) == y))
+    # a zoo of one test set needs no --testset
+    one = root / "one"
+    for m in ("m0", "m3"):
+        (one / "predictions" / m).mkdir(parents=True)
+        src = root / "zoo" / "predictions" / m / "id.npy"
+        (one / "predictions" / m / "id.npy").write_bytes(src.read_bytes())
+    out = _frame(run("rank", str(one), "--method", "LaF", "--csv"))
+    assert sorted(out["model"]) == ["m0", "m3"] and "true_accuracy" not in out
+
+
+def test_prediction_zoo_source_and_features_from_its_folder(pzoo, zoo):
+    """--source names the zoo's labelled test set; features come from features/<model>/."""
+    root, y = pzoo
+    d, _ = zoo
+    by_zoo = _frame(run("estimate", str(root / "zoo"), "--testset", "shift", "--source", "id",
+                        "--method", "DoC", "--method", "ATC-MC", "--csv"))
+    by_files = _frame(run("estimate", str(root / "files"), "--source", str(d / "preds"),
+                          "--source-labels", str(d / "labels.npy"), "--method", "DoC",
+                          "--method", "ATC-MC", "--csv"))
+    pd.testing.assert_frame_equal(by_zoo, by_files)
+    feats = root / "feats"
+    feats.mkdir()
+    for m in ("m0", "m1", "m2", "m3"):
+        src = root / "zoo" / "features" / m / "shift.penultimate.npy"
+        (feats / f"{m}.npy").write_bytes(src.read_bytes())
+    by_zoo = _frame(run("rank", str(root / "zoo"), "--testset", "shift", "--method", "Dispersion",
+                        "--csv"))
+    by_files = _frame(run("rank", str(root / "files"), "--features", str(feats), "--method",
+                          "Dispersion", "--csv"))
+    pd.testing.assert_frame_equal(by_zoo, by_files)
+    out = run("select", str(root / "zoo"), "--testset", "shift", "--budget", "10", "--csv")
+    assert len(_frame(out)) == 10
+
+
+@pytest.mark.parametrize("args, words", [
+    (["rank"], "prediction zoo with test sets ['id', 'shift']; pick one with --testset"),
+    (["rank", "--testset", "nope"], "has no file for test set(s) ['nope']"),
+    (["estimate", "--testset", "id", "--source", "shift", "--method", "DoC"],
+     "test set 'shift' has no labels file (labels/shift.npy), which --source needs"),
+    (["rank", "--testset", "id", "--layer", "logits", "--method", "Dispersion"],
+     "model 'm0' has no 'logits' features (--layer)"),
+    (["rank", "--testset", "id", "--features", "x"], "--features: a prediction zoo brings its own"),
+])
+def test_prediction_zoo_misuse_one_line(pzoo, args, words):
+    root, _ = pzoo
+    out = run(args[0], str(root / "zoo"), *args[1:])
+    assert out.returncode == 2 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and words in lines[0], out.stderr
+
+
+def test_prediction_zoo_bad_file_names_file_and_model(pzoo, tmp_path):
+    root, _ = pzoo
+    import shutil
+
+    shutil.copytree(root / "zoo", tmp_path / "z")
+    bad = tmp_path / "z" / "predictions" / "m2" / "shift.npy"
+    np.save(bad, np.full((150, 4), np.nan))  # m2 holds probabilities
+    out = run("rank", str(tmp_path / "z"), "--testset", "id")  # only the sets it reads
+    assert out.returncode == 0, out.stderr
+    out = run("rank", str(tmp_path / "z"), "--testset", "shift")
+    assert out.returncode == 2
+    assert f"{bad.resolve()}: model 'm2'" in out.stderr and "NaN" in out.stderr, out.stderr

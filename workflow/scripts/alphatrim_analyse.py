@@ -1,12 +1,10 @@
 """Thin adapter: alpha-hat, churn, ECE and ensembles of one experiment (pipeline.analyse_experiment)."""
 
-import logging
-
 from labelfree.alphatrim.pipeline import analyse_experiment
+from labelfree.joblog import log_to
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-logging.basicConfig(filename=sm.log[0], level=logging.INFO, force=True,
-                    format="%(asctime)s %(levelname)s %(message)s")
+log_to(sm.log[0])  # log and tracebacks to the log; progress bars also to the terminal
 analyse_experiment(sm.params.name, sm.params.cfg, sm.params.study, sm.input.zoo,
                    sm.output.per_model, sm.output.ensembles, sm.output.raw, sm.output.summary,
                    threads=sm.threads)

@@ -1,13 +1,11 @@
 """Thin adapter: data and seed-regime zoos of one alphatrim experiment (pipeline.train_experiment,
 or pipeline.merge_blocks of its seed-block shards)."""
 
-import logging
-
 from labelfree.alphatrim.pipeline import collect_spine_zoos, merge_blocks, train_experiment
+from labelfree.joblog import log_to
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-logging.basicConfig(filename=sm.log[0], level=logging.INFO, force=True,
-                    format="%(asctime)s %(levelname)s %(message)s")
+log_to(sm.log[0])  # log and tracebacks to the log; progress bars also to the terminal
 # models_per_job: merge the shards (`in sm.input` would test its values: keys())
 if "blocks" in sm.input.keys():  # noqa: SIM118
     merge_blocks(sm.params.name, sm.params.cfg, list(map(str, sm.input.blocks)), sm.output.zoo,

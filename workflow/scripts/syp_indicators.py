@@ -2,11 +2,9 @@
 
 import logging
 
-logging.basicConfig(
-    filename=snakemake.log[0],  # noqa: F821
-    level=logging.INFO,
-    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-)
+from labelfree.joblog import log_to
+
+log_to(snakemake.log[0])  # noqa: F821 (log and tracebacks to the log, progress bars also shown)
 
 from labelfree.syp.study import model_indicators  # noqa: E402
 

@@ -32,6 +32,7 @@ from labelfree.alphatrim.layout import (  # noqa: F401  (re-exported)
     spine_zoos,
 )
 from labelfree.alphatrim.metrics import accuracy, logit_gap
+from labelfree.joblog import progress
 from labelfree.seeds import derive_seed
 from labelfree.store import load_json, load_npz, save_figure, save_json, save_npz, save_table
 
@@ -164,11 +165,14 @@ def train_models(
     init, batch = ex.regime_seeds("S_all" if cfg["kind"] == "transfer" else zoo, stop, seed, name)
     init, batch = init[start:], batch[start:]
 
-    def progress(done: int, total: int) -> None:
+    bar = progress(total=stop - start, desc=f"alphatrim {name}/{zoo}", unit="model")
+
+    def trained(done: int, total: int) -> None:
+        bar.update(done - bar.n)
         log.info("%s: trained %d/%d models", zoo, done, total)
 
     kw = {"num_classes": 2, "curves": bool(cfg["curves"]), "threads": threads,
-          "progress": progress}
+          "progress": trained}
     if m["arch"] == "cnn":
         res = train_batched_cnn(xtr, ytr, init, batch,
                                 BatchedCNNSpec(conv=tuple(m["conv"]), **common),
@@ -177,6 +181,7 @@ def train_models(
     else:
         res = train_batched_mlp(xtr, ytr, init, batch, BatchedMLPSpec(**common),
                                 {"test": (xte, yte)}, **kw)
+    bar.close()
     log.info("%s models [%d, %d): training took %.1f s", zoo, start, stop, res.seconds)
     out = {"y_test": np.asarray(yte), "logits": res.logits["test"],
            "init_seed": np.asarray(init, dtype=np.int64),
@@ -296,7 +301,8 @@ def analyse_experiment(
     summary = {"experiment": name, "n_test": int(len(y)), "N": int(len(y) // 2),
                "gamma": acceptance_threshold(len(y) // 2, s.eps_a), "ensemble_accuracy": {}}
     frames, raw = [], {}
-    for regime in (r for r in ex.REGIMES if r in zoos):
+    for regime in progress([r for r in ex.REGIMES if r in zoos], desc=f"alphatrim {name}",
+                           unit="regime"):
         a = ex.analyse_zoo(z[f"logits_{regime}"], y, s, name, regime)
         frames.append(a.per_model.assign(regime=regime))
         raw[f"churn_{regime}"] = a.pairwise_churn

@@ -179,9 +179,9 @@ def _publish(tmp: Path, dest: Path) -> None:
 
 def _progress(total: int | None, name: str) -> Any:
     """A tqdm bar in bytes on stderr (the job log under Snakemake), updated every 10 s."""
-    from tqdm import tqdm
+    from labelfree.joblog import progress
 
-    return tqdm(total=total, desc=name, unit="B", unit_scale=True, mininterval=10.0, disable=False)
+    return progress(total=total, desc=name, unit="B", unit_scale=True, mininterval=10.0)
 
 
 def _verify_present(dest: Path, spec: FileSpec, remedy: str) -> str:

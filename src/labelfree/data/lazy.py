@@ -109,8 +109,6 @@ class LazyImageSet:
 
 
 def _progress(items: Sequence[int]) -> Iterable[int]:
-    try:
-        from tqdm import tqdm
-    except ImportError:  # pragma: no cover
-        return items
-    return tqdm(items, desc="decode", mininterval=5.0, disable=len(items) < 1000)
+    from labelfree.joblog import progress
+
+    return progress(items, desc="decode", mininterval=5.0, disable=len(items) < 1000)

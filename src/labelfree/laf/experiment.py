@@ -149,6 +149,7 @@ def analyse_testset(
     testset: str,
     rq4: bool = False,
     origin: str = "",
+    bar: Any = None,
 ) -> SetResult:
     """Run every method of the study on one test set (spec sections 2, 3, 4.6 and 6).
 
@@ -158,6 +159,7 @@ def analyse_testset(
     memory at a time. Sampling draws are seeded by (seed, dataset, test set, method, budget,
     repetition). CES time excludes the streamed source's loading (reported by the caller).
     ``origin``: the set's test-set group in the workflow (:func:`classify_testset`).
+    ``bar``: the caller's progress bar (:func:`labelfree.joblog.progress`), shown the step at work.
     """
     Yhat = np.asarray(Yhat)
     m, n = Yhat.shape
@@ -182,6 +184,11 @@ def analyse_testset(
     times: dict[str, float] = {}
     ks = params.ks
 
+    def step(text: str) -> None:  # the bar's postfix, redrawn at the bar's pace (update(0))
+        if bar is not None:
+            bar.set_postfix_str(f"{testset}: {text}", refresh=False)
+            bar.update(0)
+
     def det(method: str, score: np.ndarray, elapsed: float) -> None:
         times[method] = elapsed
         met = ranking_metrics(truth, score, ks)
@@ -189,6 +196,7 @@ def analyse_testset(
 
     # LaF and its ablations (sections 2, 2.11).
     em = params.em_kwargs()
+    step("LaF")
     laf = rank(Yhat, K, **em)
     det("LaF", laf.score, laf.wall_time)
     nop = rank(Yhat, K, prune=False, **em)
@@ -214,6 +222,7 @@ def analyse_testset(
         "SDS": lambda b, g: bl.sds_sample(pool, b, g),
     }
     for method, draw in samplers.items():
+        step(method)
         t0 = time.perf_counter()
         for grid, budgets in grids.items():
             for b in budgets:
@@ -243,6 +252,7 @@ def analyse_testset(
         rho = np.full((n, len(all_budgets), R), np.nan)
         met_all: dict[str, np.ndarray] = {}
         for g in range(n):
+            step(f"CES guide {g + 1}/{n}")
             guide = src.model(g)  # (m, K); one guide's outputs in memory at a time
             for r in range(R):
                 if params.ces_nested:

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from labelfree import store
+from labelfree.joblog import progress
 from labelfree.laf.baselines import softmax
 from labelfree.laf.experiment import SetResult, StudyParams, analyse_testset, classify_testset
 from labelfree.laf.metrics import ground_truth_accuracy
@@ -198,6 +199,7 @@ def analyse_sets(
     """
     results = []
     names = list(models)
+    bar = progress(total=len(testsets), desc=f"laf {zoo}", unit="set")
     for t_idx, ts in enumerate(testsets):
         preds, y, probs = load_testset(ts)
         if clone is not None:
@@ -215,10 +217,11 @@ def analyse_sets(
         group = classify_testset(ts.name, ts.origin)[0]
         res = analyse_testset(
             preds, y, probs, K, names, params, seed, zoo, dataset, ts.name, rq4=group == "id",
-            origin=ts.origin,
+            origin=ts.origin, bar=bar,
         )
         res.info = dict(res.info, time_load=probs.load_seconds)
         results.append(res)
+        bar.update(1)
         log.info(
             "%s/%s: LaF rho=%.3f (%d of %d rows kept, %d EM iterations)",
             zoo,
@@ -228,6 +231,7 @@ def analyse_sets(
             res.info["m"],
             res.info["iterations"],
         )
+    bar.close()
     return results
 
 
@@ -251,7 +255,9 @@ def write_raw(results: Sequence[SetResult], out_dir: str | Path) -> None:
         pd.DataFrame(model_rows).to_csv(tmp, index=False, float_format="%.6g")
     with store.atomic_path(out / "rq4.csv") as tmp:
         pd.DataFrame(rq4_rows).to_csv(tmp, index=False, float_format="%.6g")
-    store.save_npz(out / "ces_guides.npz", **{k.replace("-", "_"): v for k, v in guides.items()})
+    # one NaN bit pattern: nanmean's NaN has the sign bit set, a part file's (JSON) NaN has not
+    store.save_npz(out / "ces_guides.npz",
+                   **{k.replace("-", "_"): np.where(np.isnan(v), np.nan, v) for k, v in guides.items()})
 
 
 def run_study(

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from labelfree.data import digitscenes as ds
+from labelfree.joblog import progress
 from labelfree.metamorphic import analysis as an
 from labelfree.metamorphic import chunked as ck
 from labelfree.metamorphic import followups as fu
@@ -307,7 +308,7 @@ def zoo_verdicts(
         else:  # real data: validity needs the human check of RQ1 (spec 5)
             mr1_valid = mr2_valid = None
         defect = ex["defect"]
-        for model in sheet["model"]:
+        for model in progress(list(sheet["model"]), desc=f"metamorphic {zoo}/{base}", unit="model"):
             meta = sheet.set_index("model").loc[model]
             opt = oracle_options(mm, model)
             cf_stats: dict[str, Any] = {}

@@ -311,11 +311,12 @@ def run_experiment(kind: str, subjects: list[Subject], params: StudyParams) -> t
     """Run ``kind`` on every subject; returns (rows, timings) data frames."""
     import hdbscan  # noqa: F401  (warm imports: their cost is not selection time, Table 8)
     import sklearn.decomposition  # noqa: F401
-    from tqdm import tqdm
+
+    from labelfree.joblog import progress
 
     rows: list[dict] = []
     timings: list[dict] = []
-    for s in tqdm(subjects, desc=f"pace {kind}", mininterval=5):
+    for s in progress(subjects, desc=f"pace {kind}", unit="subject"):
         r, tm = run_subject(kind, s, params)
         rows += r
         timings += tm

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from labelfree.joblog import progress
 from labelfree.methods import accuracy, call, methods, missing, stack
 
 from . import metrics as mt
@@ -112,7 +113,7 @@ def score_zoo(
         return ms
 
     est_rows, rank_rows, few_rows, fails, times = [], [], [], [], []
-    for s in sets:
+    for s in progress(sets, desc="scorecard", unit="set"):
         ctx = ctx_for(s)
         est_cache: dict[str, np.ndarray] = {}
         for m in chosen("estimate"):

@@ -18,6 +18,7 @@ import pandas as pd
 from safetensors.numpy import save_file
 
 from labelfree import store
+from labelfree.joblog import progress
 from labelfree.syp import experiment as ex
 from labelfree.syp import figures
 from labelfree.syp.indicators import image_indicators, softmax
@@ -167,7 +168,7 @@ def model_indicators(
         store.read_features(infer[rot_name(REF)], "penultimate", rot_name(REF)) if rot else None
     )
     sets = {}
-    for name, kind in kinds.items():
+    for name, kind in progress(kinds.items(), desc="syp indicators", unit="set"):
         probs, feats = _load(infer[name], name)
         images = store.read_image_set(testsets[name])
         img_ind = image_indicators(images.x, cfg["blur_form"], cfg["image_form"])

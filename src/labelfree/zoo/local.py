@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 from typing import Any
 
-from tqdm import tqdm
-
+from labelfree.joblog import progress
 from labelfree.seeds import derive_seed
 from labelfree.store import read_image_set
 from labelfree.zoo.io import save_model
@@ -51,9 +49,8 @@ def train_local_zoo(
     )
     total_epochs = int(sum(int(r["epochs"]) for r in rows))
     metas = []
-    with tqdm(
-        total=total_epochs, desc=f"train {zoo}", unit="epoch", file=progress_file or sys.stderr,
-        mininterval=2.0, ascii=True,
+    with progress(
+        total=total_epochs, desc=f"train {zoo}", unit="epoch", file=progress_file
     ) as bar:
         for row, out in zip(rows, out_dirs, strict=True):
             spec = TrainSpec.from_row(row)

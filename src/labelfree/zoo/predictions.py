@@ -313,6 +313,7 @@ def scan(
     kind: str = "auto",
     testsets: Sequence[str] | None = None,
     features: Sequence[str] = (),
+    tol: float = SUM_TOL,
 ) -> PredictionZoo:
     """List and validate a whole prediction zoo; raise one PredictionZooError listing every
     problem, each naming the file and the model.
@@ -323,7 +324,7 @@ def scan(
     (declared, given, or detected per model), probabilities summing to 1; labels, when present,
     one per row in [0, K); features readable, (N, D), finite, every layer of ``features``
     present for every model. The zoo's K and each test set's N are the values most files
-    agree on, so the odd file out is the one named.
+    agree on, so the odd file out is the one named. ``tol``: on probability row sums.
     """
     if kind not in KINDS:
         raise PredictionZooError(f"prediction zoo kind {kind!r}: use one of {KINDS}")
@@ -373,7 +374,7 @@ def scan(
             try:
                 arr, declared = read_matrix(f)
                 shapes[(m, t)] = arr.shape
-                model_kinds[m].add(classify(arr, declared, kind, f))
+                model_kinds[m].add(classify(arr, declared, kind, f, tol))
             except PredictionZooError as exc:
                 problems.append(with_model(str(exc), m))
     kinds: dict[str, str] = {}
