@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -20,11 +21,15 @@ def smoke_run(tmp_path_factory):
     """Run the whole smoke graph once in a scratch directory; return that directory.
 
     Shared by the workflow tests (tests/workflow) and the cluster test (tests/cluster), which
-    compare their runs' tables with this one.
+    compare their runs' tables with this one. Under pytest-xdist every worker shares one run:
+    the first worker to ask builds it under a file lock in the session's common temp folder,
+    the others wait for it and reuse it (a failed build is retried by the next worker).
 
     Set LABELFREE_SMOKE_RUN to the folder of a finished smoke run (same commit) to reuse it
     while iterating on one workflow test; the fixture then only checks that it is complete.
     """
+    from filelock import FileLock
+
     from tests.workflow.runner import run_snakemake
 
     reuse = os.environ.get("LABELFREE_SMOKE_RUN")
@@ -33,6 +38,42 @@ def smoke_run(tmp_path_factory):
         proc = run_snakemake(workdir, "--dry-run")
         assert "Nothing to be done" in proc.stdout + proc.stderr, f"{workdir}: not a complete run"
         return workdir
-    workdir = tmp_path_factory.mktemp("smoke-a")
-    run_snakemake(workdir)
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # shared by the workers of this session
+    workdir, done = base / "smoke-a", base / "smoke-a.done"
+    with FileLock(str(base / "smoke-a.lock")):
+        if not done.exists():
+            shutil.rmtree(workdir, ignore_errors=True)
+            run_snakemake(workdir)
+            done.touch()
     return workdir
+
+
+#: The suite's longest tests, longest first (durations from bench/suite_time.py's report,
+#: docs/test-suite-time.txt). They run first, then the other `slow` tests, then the rest, so
+#: that under pytest-xdist (`-n auto --maxschedchunk 1`, pyproject.toml) no worker is left
+#: with a long test at the end while the others idle. Only the order changes, never the set.
+LONGEST_FIRST = (
+    "tests/workflow/test_reliability.py::test_sigkill",
+    "tests/cluster/test_slurm.py",  # its setup builds the shared smoke run (smoke_run)
+    "tests/metamorphic/test_workflow_smoke.py",
+    "tests/workflow/test_incremental.py",
+    "tests/test_your_zoo_doc.py",
+    "tests/workflow/test_alphatrim_shards.py",
+    "tests/workflow/test_clean_only_zoo.py",
+    "tests/inference/test_inference_rules.py",
+    "tests/workflow/test_prediction_zoo.py",
+)
+
+
+def _run_order(item: pytest.Item) -> tuple[int, int]:
+    for rank, prefix in enumerate(LONGEST_FIRST):
+        if item.nodeid.startswith(prefix):
+            return (0, rank)
+    return (1, 0) if item.get_closest_marker("slow") else (2, 0)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Longest tests first (stable: within a rank, collection order is kept)."""
+    items.sort(key=_run_order)

@@ -37,21 +37,23 @@ def _incomplete(workdir: Path) -> set[str]:
     return out
 
 
-def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(smoke_run, tmp_path):
+def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(request, tmp_path):
     """SIGKILL snakemake and its running jobs mid-training; the rerun keeps every finished model
     (same mtime) and gives the tables of a clean run (issue 23: a killed job loses its bundle).
 
-    The laf zoos train one model per job here (`bundle: model`), the clean run in one job per
-    zoo: the tables must not depend on how models are bundled into jobs.
+    The laf_tight zoo trains one model per job here (`bundle: model`), the clean run in one job
+    per zoo: the tables must not depend on how models are bundled into jobs. (laf_spread keeps
+    its bundle: a second per-model zoo added about 25 job starts and checked nothing new.)
 
     This is also the suite's determinism test (issue 8): this run starts from an empty folder
     like the clean one (`smoke_run`) and every csv table of the whole smoke graph must equal it
     byte for byte, so one second run of the graph checks determinism, resumption and bundling
     together (a separate second clean run cost the suite about 4 minutes; issue 22 item 4).
+    The clean run is asked for only after this run, so that under pytest-xdist another worker
+    can build it meanwhile.
     """
     cfg = yaml.safe_load(SMOKE_CONFIG.read_text())
-    for zoo in ("laf_tight", "laf_spread"):
-        cfg["zoos"][zoo]["bundle"] = "model"
+    cfg["zoos"]["laf_tight"]["bundle"] = "model"
     cfg_path = tmp_path / "per-model.yaml"
     cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     work = tmp_path / "run"
@@ -88,7 +90,7 @@ def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(smoke_run, tmp_p
     run_snakemake(work, "--rerun-incomplete", configfile=cfg_path)
     assert {p: p.stat().st_mtime_ns for p in kept} == kept, "a finished model was rebuilt"
     assert len(list(zoo.rglob("meta.json"))) == n_models
-    clean, resumed = result_tables(smoke_run), result_tables(work)
+    clean, resumed = result_tables(request.getfixturevalue("smoke_run")), result_tables(work)
     assert clean.keys() == resumed.keys()
     differing = [k for k in clean if clean[k] != resumed[k]]
     assert not differing, f"tables differ after interruption and rerun: {differing}"
