@@ -71,6 +71,7 @@ for _ds in DATASETS:
                 for b in mm_dataset_bases(_ds)
                 if MM_BASES[b]["split"]
             ],
+            mm_originals_meta(_ds),
         output:
             mm_dataset_outputs(_ds),
         log:
@@ -91,6 +92,11 @@ for _ds in DATASETS:
             out_dir=lambda w, output: os.path.dirname(output[0]),
             split_paths={
                 b: dataset_split(_ds, MM_BASES[b]["split"])
+                for b in mm_dataset_bases(_ds)
+                if MM_BASES[b]["split"]
+            },
+            meta_paths={
+                b: f"results/data/{_ds}/meta.json"
                 for b in mm_dataset_bases(_ds)
                 if MM_BASES[b]["split"]
             },

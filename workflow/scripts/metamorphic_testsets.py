@@ -9,7 +9,7 @@ log_to(sm.log[0])
 
 written = write_testsets(
     sm.params.dataset, sm.params.bases, sm.params.mm, sm.params.seed, sm.params.out_dir,
-    split_paths=sm.params.split_paths,
+    split_paths=sm.params.split_paths, meta_paths=sm.params.meta_paths,
 )
 missing = sorted(set(map(str, sm.output)) - set(map(str, written)))
 if missing:

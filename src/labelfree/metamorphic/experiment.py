@@ -20,13 +20,16 @@ import numpy as np
 import pandas as pd
 
 from labelfree.data import digitscenes as ds
+from labelfree.data.lazy import enclosing_box
 from labelfree.joblog import progress
 from labelfree.metamorphic import analysis as an
 from labelfree.metamorphic import chunked as ck
 from labelfree.metamorphic import followups as fu
 from labelfree.metamorphic import oracle as orc
+from labelfree.metamorphic import originals as og
 from labelfree.metamorphic import regions as rg
 from labelfree.metamorphic.layout import (  # noqa: F401  (re-exported)
+    FILL_AT,
     ROLES,
     ExperimentError,
     base_name,
@@ -36,6 +39,7 @@ from labelfree.metamorphic.layout import (  # noqa: F401  (re-exported)
     followup_name,
     followup_names,
     group_testsets,
+    model_aspect,
     source_size_needed,
     weights_geometry,
     zoo_bases,
@@ -110,19 +114,43 @@ def write_testsets(
     seed: int,
     out_dir: str | Path,
     split_paths: Mapping[str, str] | None = None,
+    meta_paths: Mapping[str, str] | None = None,
 ) -> list[Path]:
     """Write every base, follow-up and counterfactual set of ``bases`` under ``out_dir``
-    (``split_paths``: base -> dataset split file, for bases that name a ``split``).
+    (``split_paths``: base -> dataset split file, for bases that name a ``split``;
+    ``meta_paths``: base -> that dataset's ``meta.json``, the index of its originals).
+
+    ``mm["fill_at"]`` (library default ``stored``; the workflow's schema default ``original``)
+    says where split bases are filled: ``original`` decodes each source's original file, fills it
+    at original resolution and resizes it to the base's store (spec 2.2; :mod:`.originals`, needs
+    ``meta_paths``); ``stored`` fills the split's stored (already resized) images.
 
     Bounded memory: sources are read, regions computed and follow-ups filled and written
-    ``mm["chunk"]`` sources at a time; a base with ``parts: P`` writes its follow-ups as P test
-    sets (``...-partKKK``), each inferred on its own, so inference holds one part.
+    ``mm["chunk"]`` sources at a time (filled at original resolution: one source at a time); a
+    base with ``parts: P`` writes its follow-ups as P test sets (``...-partKKK``), each inferred
+    on its own, so inference holds one part.
     """
     out_dir = Path(out_dir)
     written = []
     custom = mm.get("coloursets", {})
     chunk = max(1, int(mm.get("chunk", 256)))
+    fill_at = mm.get("fill_at", "stored")
+    if fill_at not in FILL_AT:
+        raise ExperimentError(f"metamorphic.fill_at: {fill_at!r} is not one of {list(FILL_AT)}")
     for base, bcfg in bases.items():
+        if bcfg.get("split") and fill_at == "original":
+            meta = (meta_paths or {}).get(base)
+            if meta is None:
+                raise ExperimentError(
+                    f"metamorphic.testsets.{base}: fill_at 'original' needs the dataset's meta.json "
+                    "(the index of the originals); none was given")
+            written += _write_original_base(base, bcfg, mm, out_dir, (split_paths or {})[base],
+                                            meta, custom, chunk)
+            continue
+        if bcfg.get("size") or bcfg.get("aspect"):
+            raise ExperimentError(
+                f"metamorphic.testsets.{base}: a store geometry (size/aspect) needs fill_at "
+                "'original' (the stored split has one geometry already)")
         a = _sources(base, bcfg, seed, (split_paths or {}).get(base))
         x, y = a["x"], np.asarray(a["y"][0 : len(a["y"])])
         n = len(x)
@@ -215,6 +243,133 @@ def _write_followup_part(
         w.add("y", y[src].astype(np.int64))
         w.add("mm_variant", np.repeat(np.arange(n_var, dtype=np.int16), m))
         w.add("mm_src", src)
+
+
+def _write_original_base(
+    base: str, bcfg: Mapping[str, Any], mm: Mapping[str, Any], out_dir: Path, split_path: str,
+    meta_path: str, custom: Mapping[str, Any], chunk: int,
+) -> list[Path]:
+    """A split base filled at original resolution (spec 2.2, ``fill_at: original``): the base file
+    (x and R sampled at the base's store geometry, has_region from R at original resolution) and
+    its follow-up parts, each source decoded, filled per colour and only then resized."""
+    orig = og.Originals(meta_path, bcfg["split"])
+    split = ck.npz_rows(split_path)
+    n = len(split["y"])
+    if len(orig) != n:
+        raise ExperimentError(f"{meta_path}: index of split {bcfg['split']!r} has {len(orig)} rows, "
+                              f"{split_path} has {n}")
+    size, aspect = bcfg.get("size") or orig.stored[0], bcfg.get("aspect") or orig.stored[1]
+    og.check_geometry(size, aspect, f"metamorphic.testsets.{base}")
+    mode = bcfg["region"]
+    pad = mm["bbox_pad_px"] if mode == "box" else mm["mask_pad_px"]
+    y = np.asarray(split["y"][0:n])
+    steps = [slice(s, min(s + chunk, n)) for s in range(0, n, chunk)]
+    has_region = np.zeros(n, dtype=bool)
+    boxes = np.zeros((n, 4), dtype=np.float32)
+
+    def x_chunks():
+        if (size, aspect) == orig.stored:  # the split is this store: its bytes, not re-decoded
+            yield from (split["x"][sl] for sl in steps)
+            return
+        for sl in steps:
+            yield np.stack([og.store_image(orig.image(i), size, aspect)
+                            for i in range(sl.start, sl.stop)])
+
+    def region_chunks():
+        for sl in steps:
+            out = np.empty((sl.stop - sl.start, size, size), dtype=bool)
+            for j, i in enumerate(range(sl.start, sl.stop)):
+                r = orig.region(i, mode, pad)
+                has_region[i] = r.any()
+                out[j] = og.store_region(r, size, aspect)
+                boxes[i] = enclosing_box(out[j])
+            yield out
+
+    p = out_dir / f"{base_name(base)}.npz"
+    with ck.NpzStreamWriter(p) as w:
+        w.add_chunks("x", (n, size, size, 3), np.uint8, x_chunks())
+        w.add("y", y)
+        w.add_chunks("region", (n, size, size), bool, region_chunks())
+        w.add("boxes", boxes)  # the filled region's enclosing box at the store (gallery)
+        w.add("area_ratio", np.asarray(split["area_ratio"][0:n]))  # original pixels (spec 3)
+        w.add("has_region", has_region)
+        w.add("defect", np.zeros(n, dtype=np.int8))
+        w.add("bg_family", np.full(n, -1, dtype=np.int64))
+    written = [p]
+    for cs in bcfg["coloursets"]:
+        cols = fu.colour_array(fu.resolve_colourset(cs, custom))
+        names = followup_names(base, bcfg, cs)
+        for name, (lo, hi) in zip(names, part_bounds(n, len(names)), strict=True):
+            p = out_dir / f"{name}.npz"
+            _write_original_part(p, orig, y, has_region, cols, lo, hi, chunk, (size, aspect),
+                                 mode, pad, mm["reencode"])
+            written.append(p)
+            log.info("%s: %d follow-ups (%d colours) of sources %d..%d, filled at original "
+                     "resolution, stored at %d (%s)", p, (1 + 2 * len(cols)) * (hi - lo),
+                     len(cols), lo, hi - 1, size, aspect)
+    return written
+
+
+def _write_original_part(
+    path: Path, orig: og.Originals, y: np.ndarray, has_region: np.ndarray, cols: np.ndarray,
+    lo: int, hi: int, chunk: int, geometry: tuple[int, str], mode: str, pad: int, reencode: str,
+) -> None:
+    """One follow-up test set ``[orig, obj-*, bg-*]`` of sources [lo, hi), variant-major (spec
+    2.2), filled at original resolution and then resized to the store.
+
+    Each source is decoded once; its variants are written at their variant-major row of a
+    ``<path>.spool`` file (positioned writes, so memory holds one original and one filled copy),
+    which is then streamed ``chunk`` rows at a time into the ``.npz`` and removed. ``jpeg95``
+    encodes the filled original, as the authors saved their mutants (spec 2.2 "Encoding")."""
+    if reencode not in ("none", "jpeg95"):
+        raise fu.FollowupError(f"reencode {reencode!r} is not one of ['none', 'jpeg95']")
+    size, aspect = geometry
+    n_c = len(cols)
+    n_var = 1 + 2 * n_c
+    m = hi - lo
+    row_bytes = size * size * 3
+    spool = path.with_name(path.name + ".spool")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(spool, "wb+") as f:
+            f.truncate(n_var * m * row_bytes)
+
+            def put(v: int, j: int, img: np.ndarray) -> None:
+                f.seek((v * m + j) * row_bytes)
+                f.write(memoryview(np.ascontiguousarray(img, dtype=np.uint8).reshape(-1)))
+
+            for j, i in enumerate(range(lo, hi)):
+                img = orig.image(i)
+                src = og.store_image(img, size, aspect)
+                put(0, j, src)
+                if not has_region[i]:  # no region: every variant keeps the source (spec 2.1)
+                    for v in range(1, n_var):
+                        put(v, j, src)
+                    continue
+                r = orig.region(i, mode, pad, shape=img.shape[:2])
+                for ci in range(n_c):
+                    for kind, v in (("obj", 1 + ci), ("bg", 1 + n_c + ci)):
+                        out = fu.fill(img[None], r[None], cols[ci : ci + 1], kind)[0]
+                        if reencode == "jpeg95":
+                            out = fu.jpeg_roundtrip(out)
+                        put(v, j, og.store_image(out[0], size, aspect))
+
+            def blocks():
+                for s in range(0, n_var * m, chunk):
+                    k = min(chunk, n_var * m - s)
+                    buf = np.empty((k, size, size, 3), dtype=np.uint8)
+                    f.seek(s * row_bytes)
+                    f.readinto(memoryview(buf.reshape(-1)))
+                    yield buf
+
+            src_idx = np.tile(np.arange(lo, hi, dtype=np.int64), n_var)
+            with ck.NpzStreamWriter(path) as w:
+                w.add_chunks("x", (n_var * m, size, size, 3), np.uint8, blocks())
+                w.add("y", y[src_idx].astype(np.int64))
+                w.add("mm_variant", np.repeat(np.arange(n_var, dtype=np.int16), m))
+                w.add("mm_src", src_idx)
+    finally:
+        spool.unlink(missing_ok=True)
 
 
 # --------------------------------------------------------------------------------------------

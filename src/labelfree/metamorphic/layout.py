@@ -17,6 +17,8 @@ from labelfree.data.digitscenes import check_options
 from labelfree.metamorphic.followups import colour_array, resolve_colourset
 
 ROLES = ("unbiased", "biased", "shortcut", "multilabel")
+#: Where split bases are filled (spec 2.2): at the originals' resolution, or on the stored split.
+FILL_AT = ("original", "stored")
 
 
 class ExperimentError(ValueError):
@@ -68,6 +70,9 @@ def group_testsets(bases: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str
 def check_config(mm: Mapping[str, Any], zoos: Mapping[str, Any], datasets: Mapping[str, Any]) -> None:
     """Parse-time checks the schema cannot express (names across sections, scene options)."""
     custom = mm.get("coloursets", {})
+    fill_at = mm.get("fill_at", "original")
+    if fill_at not in FILL_AT:
+        raise ExperimentError(f"metamorphic.fill_at: {fill_at!r} is not one of {list(FILL_AT)}")
     for name, cols in custom.items():
         colour_array(cols)
         if len(cols) % 2 == 0:
@@ -75,6 +80,10 @@ def check_config(mm: Mapping[str, Any], zoos: Mapping[str, Any], datasets: Mappi
     for base, bcfg in mm["testsets"].items():
         if not bcfg.get("split"):
             check_options(bcfg["options"], f"metamorphic.testsets.{base}.options")
+        if (bcfg.get("size") or bcfg.get("aspect")) and not (bcfg.get("split") and fill_at == "original"):
+            raise ExperimentError(
+                f"metamorphic.testsets.{base}: a store geometry (size/aspect) is made from the "
+                "originals, so it needs a `split` base and fill_at: original")
         for cs in bcfg["coloursets"]:
             resolve_colourset(cs, custom)
     for zoo, zcfg in mm["zoos"].items():
@@ -93,16 +102,13 @@ def check_config(mm: Mapping[str, Any], zoos: Mapping[str, Any], datasets: Mappi
                     f"metamorphic.testsets.{b}.region: ImageNet annotations are boxes; use `box` so "
                     f"bbox_pad_px ({mm['bbox_pad_px']}) applies (spec 2.1; `mask` would drop the padding)"
                 )
-        if src in ("imagenet_val", "coco"):
-            need, who = source_size_needed(zoos[zoo].get("grid", []))
-            have = int(datasets[zoos[zoo]["dataset"]].get("options", {}).get("size", 224))
-            if need > have:
+            if (used and bc.get("split") and src == "coco" and fill_at == "original"
+                    and bc.get("region", "box") != "mask"):
                 raise ExperimentError(
-                    f"datasets.{zoos[zoo]['dataset']}.options.size: {have} is smaller than the "
-                    f"{need} px that model {who!r} resizes to (its weights' transforms or its "
-                    f"preprocessing's @ suffix); set size >= {need} so no model sees upsampled "
-                    "images"
-                )
+                    f"metamorphic.testsets.{b}.region: COCO annotations are instance masks; use "
+                    "`mask` (spec 2.1: the union of every annotation's mask)")
+        if src in ("imagenet_val", "coco"):
+            _check_store(zoo, zcfg, mm, zoos[zoo], datasets[zoos[zoo]["dataset"]])
         uses_split = bool(mm["testsets"][zcfg["main"]].get("split"))
         if datasets[zoos[zoo]["dataset"]]["source"] != "digitscenes" and not uses_split:
             raise ExperimentError(
@@ -112,6 +118,58 @@ def check_config(mm: Mapping[str, Any], zoos: Mapping[str, Any], datasets: Mappi
     for key in ("rq1", "rq2", "rq4"):
         if mm[key]["base"] not in mm["testsets"]:
             raise ExperimentError(f"metamorphic.{key}.base: {mm[key]['base']!r} is not a test set")
+
+
+def _check_store(
+    zoo: str, zcfg: Mapping[str, Any], mm: Mapping[str, Any], zoo_cfg: Mapping[str, Any],
+    dcfg: Mapping[str, Any],
+) -> None:
+    """Every model of an ImageNet/COCO zoo gets its own input geometry from every split base it
+    runs: the base's store is at least the model's resize (no upsampling), and keeps the aspect
+    ratio for models that keep it (torchvision weights, ``@R/C``: shorter side, centre crop) and
+    squashes it for models that squash (``@R``; spec 4.1, 4.2)."""
+    from labelfree.metamorphic.originals import base_geometry
+
+    for b, bc in mm["testsets"].items():
+        used = b == zcfg["main"] or bc.get("group", "mm_followups") in zoo_cfg.get("testsets", [])
+        if not (used and bc.get("split")):
+            continue
+        size, aspect = base_geometry(bc, dcfg)
+        where = (f"metamorphic.testsets.{b}.size" if bc.get("size")
+                 else f"datasets.{zoo_cfg['dataset']}.options.size")
+        need, who = source_size_needed(zoo_cfg.get("grid", []))
+        if need > size:
+            raise ExperimentError(
+                f"{where}: {size} is smaller than the {need} px that model {who!r} resizes to (its "
+                f"weights' transforms or its preprocessing's @ suffix); set size >= {need} so no "
+                "model sees upsampled images")
+        for row in zoo_cfg.get("grid", []):
+            preps = row.get("preprocessing", [])
+            for prep in preps if isinstance(preps, list) else [preps]:
+                want = model_aspect(prep)
+                if want is not None and want != aspect:
+                    model = str(row.get("model", row.get("arch", prep)))
+                    raise ExperimentError(
+                        f"metamorphic.testsets.{b}: model {model!r} of zoo {zoo!r} "
+                        f"({prep}) {'keeps' if want == 'keep' else 'ignores'} the aspect ratio but "
+                        f"base {b!r} is stored with aspect {aspect!r}; give the model a base with "
+                        f"aspect: {want} (its own zoo and test-set group; spec 4.1, 4.2)")
+
+
+def model_aspect(preprocessing: str) -> str | None:
+    """``keep`` for a model that resizes the shorter side (torchvision weights' transforms,
+    ``<kind>@R/C``), ``squash`` for ``<kind>@R`` (R x R, aspect ignored), None otherwise."""
+    if isinstance(preprocessing, str) and "@" in preprocessing:
+        from labelfree.zoo.geometry import GeometryError, split_geometry
+
+        try:
+            _, (_, crop) = split_geometry(preprocessing)
+        except GeometryError as exc:
+            raise ExperimentError(str(exc)) from None
+        return "squash" if crop is None else "keep"
+    if isinstance(preprocessing, str) and preprocessing.startswith("torchvision:"):
+        return "keep"
+    return None
 
 
 def weights_geometry(preprocessing: str) -> tuple[int, int] | None:

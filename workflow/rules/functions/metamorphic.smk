@@ -12,6 +12,16 @@ def mm_dataset_bases(dataset):
     return bases
 
 
+def mm_originals_meta(dataset):
+    """The dataset's meta.json (index of the originals) when a split base fills at original
+    resolution (fill_at: original, spec 2.2); else nothing."""
+    if MM["fill_at"] != "original":
+        return []
+    if any(MM_BASES[b]["split"] for b in mm_dataset_bases(dataset)):
+        return [f"results/data/{dataset}/meta.json"]
+    return []
+
+
 def mm_base_path(dataset, base):
     return testset_path(dataset, mm_layout.base_name(base))
 
