@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
 import pytest
 import yaml
 
@@ -61,3 +62,22 @@ def test_workflow_refuses_a_multiclass_own_zoo_at_parse_time(tmp_path):
     assert ("alphatrim.experiments.own.data.zoos.S_all: zoo 'digits' is trained on dataset "
             "'digits' with 10 classes") in out, out[-3000:]
     assert not (tmp_path / "run" / "results").exists()
+
+
+def test_image_task_arrays_merges_classes_and_names_the_culprit():
+    """Spec 3.2 (the paper's CIFAR-10 task): classes in ``positive`` become 1, ``negative`` 0,
+    the rest are dropped; without a merge a multi-class set is refused naming where it came from
+    and how to make it binary, and overlapping class lists are refused naming both."""
+    from labelfree.alphatrim.experiment import image_task_arrays
+
+    x = np.arange(6 * 2 * 2, dtype=np.uint8).reshape(6, 2, 2, 1)
+    y = np.array([0, 1, 2, 3, 4, 5])
+    xf, yb = image_task_arrays(x, y, "exp", positive=[1, 3], negative=[0, 4])
+    assert yb.tolist() == [0, 1, 1, 0]  # rows of classes 0, 1, 3, 4 in order; 2 and 5 dropped
+    assert xf.shape == (4, 4) and xf.dtype == np.float32
+    np.testing.assert_array_equal(xf[1], x[1].reshape(-1).astype(np.float32) / np.float32(255))
+    with pytest.raises(ValueError, match=r"exp: the alpha-trimming study needs a binary task.*"
+                                         r"\[0, 1, 2, 3, 4, 5\].*binary: even_odd"):
+        image_task_arrays(x, y, "exp")
+    with pytest.raises(ValueError, match=r"exp: data.positive \[1, 3\] and data.negative \[3\]"):
+        image_task_arrays(x, y, "exp", positive=[1, 3], negative=[3])
