@@ -32,6 +32,7 @@ POOLED = "all"
 _ID = r"(?:table|fig)[A-Z]?[0-9]+(?:-[0-9]+)?|extra"
 _DETAIL = r"[a-z][a-z0-9_]*"
 _SCOPE = r"[A-Za-z0-9_]*[A-Za-z_][A-Za-z0-9_]*"
+_WILDCARD = r"\{[A-Za-z_]+\}"  # a Snakemake wildcard standing for the scope in a rule's pattern
 #: a stem: ``<id>[-<detail>]``
 STEM = re.compile(rf"^(?P<id>{_ID})(?:-(?P<detail>{_DETAIL}))?$")
 #: an output name: ``<id>-<scope>[-<detail>]``
@@ -51,9 +52,10 @@ def split_stem(stem: str) -> tuple[str, str | None]:
 
 
 def output_name(stem: str, scope: str) -> str:
-    """``<id>-<scope>[-<detail>]``: the file name (without suffix) of ``stem`` computed on ``scope``."""
+    """``<id>-<scope>[-<detail>]``: the file name (without suffix) of ``stem`` computed on ``scope``
+    (or a rule's pattern when ``scope`` is a wildcard such as ``{zoo}``)."""
     paper_id, detail = split_stem(stem)
-    if not re.fullmatch(_SCOPE, scope):
+    if not re.fullmatch(_SCOPE, scope) and not re.fullmatch(_WILDCARD, scope):
         raise ValueError(
             f"output scope {scope!r} (for {stem!r}) breaks the naming rule: a zoo, experiment or "
             f"dataset name [A-Za-z0-9_]+ with a letter or _, or {POOLED!r} (docs/outputs.md)"

@@ -214,8 +214,18 @@ if SYP_ZOO in ZOOS:
                 category="syp",
                 subcategory="predictions",
             ),
-            meta_fit=SYP_TABLES["fig4-5"],
-            fig10=SYP_TABLES["fig10"],
+            meta_fit=report(
+                SYP_TABLES["fig4-5"],
+                caption="../report/syp/tables/fig4-5.rst",
+                category="syp",
+                subcategory="figures",
+            ),
+            fig10=report(
+                SYP_TABLES["fig10"],
+                caption="../report/syp/tables/fig10.rst",
+                category="syp",
+                subcategory="figures",
+            ),
             checks=report(
                 SYP_TABLES["extra-checks"],
                 caption="../report/syp/tables/extra-checks.rst",
