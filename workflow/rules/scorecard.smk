@@ -48,8 +48,8 @@ rule scorecard:
     output:
         **{
             t: report(
-                f"results/scorecard/tables/{output_name('extra-' + t, '{zoo}')}.csv",
-                caption=f"../report/scorecard/tables/extra-{t}.rst",
+                f"results/scorecard/tables/{output_name(SCORECARD_STEMS[t], '{zoo}')}.csv",
+                caption=f"../report/scorecard/tables/{SCORECARD_STEMS[t]}.rst",
                 category="2 scorecard",
                 subcategory="{zoo}",
             )

@@ -5,6 +5,7 @@ import fnmatch
 # Outputs per zoo, none a paper's (docs/outputs.md): tables extra-<zoo>-<t>, figure
 # extra-<zoo>-scorecard; captions in report/scorecard/{tables,figures}/<stem>.rst
 SCORECARD_TABLES = ("estimation", "ranking", "fewlabel", "best")
+SCORECARD_STEMS = {t: f"extra-{t}" for t in SCORECARD_TABLES}
 SCORECARD_FIGURE = "extra-scorecard"
 
 
@@ -77,7 +78,7 @@ def scorecard_targets():
     out = []
     for z in scorecard_zoos():
         out += [
-            f"results/scorecard/tables/{output_name('extra-' + t, z)}.csv"
+            f"results/scorecard/tables/{output_name(SCORECARD_STEMS[t], z)}.csv"
             for t in SCORECARD_TABLES
         ]
         out.append(f"results/scorecard/figures/{output_name(SCORECARD_FIGURE, z)}.png")
