@@ -95,7 +95,7 @@ def test_prediction_zoo_runs_to_the_answer(tmp_path):
     # LaF's tables and the scorecard ran on the labelled test set
     rq1 = pd.read_csv(res / "laf" / "tables" / "table3-4-all-id.csv")
     assert "preds" in set(rq1["zoo"])
-    assert (res / "scorecard" / "tables" / "preds-ranking.csv").is_file()
+    assert (res / "scorecard" / "tables" / "extra-preds-ranking.csv").is_file()
     assert not (res / "pace").exists() and not (res / "syp").exists()
 
 
