@@ -68,30 +68,63 @@ def module_literal(path: Path, name: str):
 
 
 SRC = REPO / "src" / "labelfree"
-#: (rule file, template text it must contain, path pattern, the names it is expanded with)
+
+
+def named(stems, scope: str) -> list[str]:
+    """File names of ``stems`` computed on ``scope`` (a wildcard such as ``{zoo}`` for a
+    per-zoo output), by the one naming rule (labelfree.outputs, docs/outputs.md)."""
+    from labelfree.outputs import output_name
+
+    return [output_name(s, scope) for s in stems]
+
+
+def _pace_tables() -> list[str]:
+    pace = RULES / "pace.smk"
+    return named(
+        [*smk_literal(pace, "PACE_TABLES").values(), module_str(pace, "PACE_SUBJECTS_STEM")], "{zoo}"
+    ) + named([module_str(pace, "PACE_CROSS_STEM")], "all")
+
+
+def module_str(path: Path, name: str) -> str:
+    """The string literal assigned to ``name`` at the top level of a rule file."""
+    m = re.search(rf'^{name}\s*=\s*"([^"]+)"', path.read_text(), re.M)
+    assert m, f"{path.name}: no `{name} = \"...\"`"
+    return m.group(1)
+
+
+#: (rule file, template text it must contain, path pattern, the names it is expanded with); the
+#: stems come from the rule files' and study packages' lists (read as literals, not imported)
 TEMPLATES: list[tuple[str, str, str, Callable[[], list[str]]]] = [
-    ("laf.smk", 'f"results/laf/tables/{t}.csv"', "results/laf/tables/{}.csv",
-     lambda: [t for t, _ in smk_literal(RULES / "laf.smk", "LAF_TABLES")]),
-    ("laf.smk", 'f"results/laf/figures/{f}.png"', "results/laf/figures/{}.png",
-     lambda: [f for f, _ in smk_literal(RULES / "laf.smk", "LAF_FIGURES")]),
-    ("functions/pace.smk", 'f"results/pace/tables/{name}.csv"', "results/pace/tables/{}.csv",
-     lambda: list(smk_literal(RULES / "pace.smk", "PACE_TABLES").values())),
-    ("functions/pace.smk", 'f"results/pace/figures/{name}.png"', "results/pace/figures/{}.png",
-     lambda: list(smk_literal(RULES / "pace.smk", "PACE_FIGURES").values())),
-    ("syp.smk", 'f"results/syp/tables/{k}.csv" for k in syp_layout.TABLE_NAMES',
-     "results/syp/tables/{}.csv", lambda: list(module_literal(SRC / "syp" / "layout.py", "TABLE_NAMES"))),
-    ("syp.smk", 'f"results/syp/figures/{k}.png" for k in syp_layout.FIGURE_NAMES',
-     "results/syp/figures/{}.png", lambda: list(module_literal(SRC / "syp" / "layout.py", "FIGURE_NAMES"))),
-    ("functions/alphatrim.smk", 'f"results/alphatrim/tables/{exp}-{key}"',
-     "results/alphatrim/tables/{{exp}}-{}.csv",
-     lambda: list(module_literal(SRC / "alphatrim" / "layout.py", "TABLES"))),
-    ("functions/alphatrim.smk", 'f"results/alphatrim/figures/{exp}-{key}"',
-     "results/alphatrim/figures/{{exp}}-{}.png",
-     lambda: list(module_literal(SRC / "alphatrim" / "layout.py", "FIGURES"))),
-    ("metamorphic.smk", 'f"results/metamorphic/tables/{t}.csv"', "results/metamorphic/tables/{}.csv",
-     lambda: smk_literal(RULES / "metamorphic.smk", "MM_TABLES")),
-    ("metamorphic.smk", 'f"results/metamorphic/figures/{f}.png"', "results/metamorphic/figures/{}.png",
-     lambda: smk_literal(RULES / "metamorphic.smk", "MM_FIGURES")),
+    ("laf.smk", 'f"results/laf/tables/{laf_layout.name(t)}.csv"', "results/laf/tables/{}.csv",
+     lambda: named(module_literal(SRC / "laf" / "layout.py", "TABLES"), "all")),
+    ("laf.smk", 'f"results/laf/figures/{laf_layout.name(f)}.png"', "results/laf/figures/{}.png",
+     lambda: named(module_literal(SRC / "laf" / "layout.py", "FIGURES"), "all")),
+    ("functions/pace.smk", 'f"results/pace/tables/{output_name(stem, scope or PACE_ZOO)}.{ext}"',
+     "results/pace/tables/{}.csv", _pace_tables),
+    ("functions/pace.smk", 'f"results/pace/figures/{output_name(stem, PACE_ZOO)}.{ext}"',
+     "results/pace/figures/{}.png",
+     lambda: named(smk_literal(RULES / "pace.smk", "PACE_FIGURES").values(), "{zoo}")),
+    ("syp.smk", 'f"results/syp/tables/{output_name(k, SYP_ZOO)}.csv"',
+     "results/syp/tables/{}.csv",
+     lambda: named(module_literal(SRC / "syp" / "layout.py", "TABLE_NAMES"), "{zoo}")),
+    ("syp.smk", 'f"results/syp/figures/{output_name(k, SYP_ZOO)}.png"',
+     "results/syp/figures/{}.png",
+     lambda: named(module_literal(SRC / "syp" / "layout.py", "FIGURE_NAMES"), "{zoo}")),
+    ("functions/alphatrim.smk", 'at_output_file(exp, key, kind, exts[0])',
+     "results/alphatrim/tables/{}.csv",
+     lambda: named(module_literal(SRC / "alphatrim" / "layout.py", "TABLES"), "{exp}")),
+    ("functions/alphatrim.smk", 'at_output_file(exp, key, kind, exts[0])',
+     "results/alphatrim/figures/{}.png",
+     lambda: named(module_literal(SRC / "alphatrim" / "layout.py", "FIGURES"), "{exp}")),
+    ("metamorphic.smk", 'f"results/metamorphic/tables/{output_name(t, POOLED)}.csv"',
+     "results/metamorphic/tables/{}.csv",
+     lambda: named(smk_literal(RULES / "metamorphic.smk", "MM_TABLES"), "all")),
+    ("metamorphic.smk", 'f"results/metamorphic/figures/{output_name(f, POOLED)}.png"',
+     "results/metamorphic/figures/{}.png",
+     lambda: named(smk_literal(RULES / "metamorphic.smk", "MM_FIGURES"), "all")),
+    ("shifts.smk", "f\"results/shifts/figures/{output_name(SHIFTS_EXAMPLES, '{dataset}')}.png\"",
+     "results/shifts/figures/{}.png",
+     lambda: named([module_str(RULES / "functions" / "shifts.smk", "SHIFTS_EXAMPLES")], "{dataset}")),
 ]
 
 
@@ -189,15 +222,15 @@ def test_fidelity_doc_matches_the_workflow():
 def test_a_renamed_output_or_dropped_row_is_caught():
     """Each check fails for the change it guards against (the page's own text, edited)."""
     text = DOC.read_text()
-    assert "`results/laf/tables/rq1_id.csv`" in text
-    renamed = text.replace("`results/laf/tables/rq1_id.csv`", "`results/laf/tables/rq1_in_dist.csv`")
-    assert any("rq1_in_dist.csv: not an output" in p for p in problems(renamed))
+    assert "`results/laf/tables/table3-4-all-id.csv`" in text
+    renamed = text.replace("`results/laf/tables/table3-4-all-id.csv`", "`results/laf/tables/rq1_id.csv`")
+    assert any("rq1_id.csv: not an output" in p for p in problems(renamed))
     dropped = "\n".join(ln for ln in text.splitlines() if not ln.startswith("| Table 12 |"))
     assert any(p.startswith("pace: rows missing ['Table 12']") for p in problems(dropped))
     stale = text.replace("test_golden_fig4", "test_golden_fig_four")
     assert any("defines no test_golden_fig_four" in p for p in problems(stale))
     bare = text.replace("| Table A2 | min–max zoo accuracy per corrupted set | "
-                        "`results/laf/tables/appendix_a2_accuracy_range.csv`",
+                        "`results/laf/tables/tableA2-all.csv`",
                         "| Table A2 | min–max zoo accuracy per corrupted set | none")
     assert bare != text and any("Table A2: reproduced but names no output" in p for p in problems(bare))
 
@@ -205,10 +238,13 @@ def test_a_renamed_output_or_dropped_row_is_caught():
 def test_declared_outputs_follow_the_rule_lists():
     """The declared set is read from the rules, not typed here: known names from each source."""
     d = declared_outputs()
-    assert "results/laf/tables/rq1_id.csv" in d  # LAF_TABLES, laf.smk
-    assert "results/pace/tables/pace_table11_attacks.csv" in d  # PACE_TABLES, pace.smk
-    assert "results/syp/figures/fig10_sensitivity.png" in d  # syp/layout.py FIGURE_NAMES
-    assert "results/alphatrim/tables/{exp}-table5-transfer.csv" in d  # alphatrim/layout.py
+    assert "results/laf/tables/table3-4-all-id.csv" in d  # laf/layout.py TABLES
+    assert "results/pace/tables/table11-{zoo}.csv" in d  # PACE_TABLES, pace.smk
+    assert "results/pace/tables/table1-{zoo}.csv" in d  # PACE_SUBJECTS_STEM, pace.smk
+    assert "results/pace/tables/table2-5-all-cross_dataset.csv" in d  # PACE_CROSS_STEM
+    assert "results/syp/figures/fig10-{zoo}.png" in d  # syp/layout.py FIGURE_NAMES
+    assert "results/alphatrim/tables/table5-{exp}.csv" in d  # alphatrim/layout.py
+    assert "results/shifts/figures/extra-{dataset}-examples.png" in d  # shifts.smk
     assert "results/metamorphic/annotation/rq1_sample.csv" in d  # plain path in metamorphic.smk
     assert "results/infer/{zoo}/accuracy.csv" in d  # Snakemake wildcard in inference.smk
-    assert "results/pace/tables/pace_table12_css_cov.csv" not in d
+    assert "results/pace/tables/table12-{zoo}.csv" not in d

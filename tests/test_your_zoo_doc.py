@@ -50,7 +50,7 @@ def test_commands_run_as_written(tmp_path):
     # by hand: the arrays the first block wrote, argmax against its labels
     want = (np.load(tmp_path / "preds/large.npy").argmax(1) == np.load(tmp_path / "labels.npy"))
     assert true_large == pytest.approx(want.mean(), abs=1e-4)
-    assert (tmp_path / "results/laf/tables/rq1_id.csv").is_file()  # LaF ran on it
+    assert (tmp_path / "results/laf/tables/table3-4-all-id.csv").is_file()  # LaF ran on it
     answer = (tmp_path / "results/answer/myzoo/answer.md").read_text()
     assert "`mlp16`" in answer and "`mlp64`" in answer and "label these 30 inputs" in answer
     assert outputs[-1].startswith("# Answer for zoo `myzoo`")

@@ -25,6 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from labelfree.outputs import POOLED, output_name
+
 PAPER_COLUMNS = ["study", "dataset", "paper_table", "paper_line", "row", "column", "value", "note"]
 OURS_COLUMNS = ["row", "column", "value"]
 
@@ -123,13 +125,14 @@ def ours_laf(tables: str | Path) -> pd.DataFrame:
     """LaF Tables 3/4 (ID + corruptions, LaF / CRC), 5 (top-k Jaccard), 6/7 (all methods)."""
     t = Path(tables)
     rows: list[dict] = []
-    rq1 = _one_zoo(_ours_rows(pd.read_csv(t / "rq1_id.csv")), "rq1_id")
+    rq1_name = output_name("table3-4-id", POOLED)
+    rq1 = _one_zoo(_ours_rows(pd.read_csv(t / f"{rq1_name}.csv")), rq1_name)
     for metric in ("spearman", "kendall"):
         for method in ("LaF", "CRC"):
             col = f"{metric} {method}"
             if col in rq1.columns and len(rq1):
                 rows.append({"row": "ID", "column": col, "value": float(rq1[col].iloc[0])})
-        path = t / f"rq2_corruptions_{metric}.csv"
+        path = t / f"{output_name('table6' if metric == 'spearman' else 'table7', POOLED)}.csv"
         if path.exists():
             df = _one_zoo(_ours_rows(pd.read_csv(path)), path.name)
             for r in df.to_dict("records"):
@@ -138,7 +141,7 @@ def ours_laf(tables: str | Path) -> pd.DataFrame:
                     if name and ours in r and pd.notna(r[ours]):
                         rows.append({"row": name, "column": f"{metric} {paper}",
                                      "value": float(r[ours])})  # fmt: skip
-    jac = t / "rq1_id_jaccard.csv"
+    jac = t / f"{output_name('table5', POOLED)}.csv"
     if jac.exists():
         df = _one_zoo(_ours_rows(pd.read_csv(jac)), jac.name)
         for r in df.to_dict("records"):
@@ -158,12 +161,15 @@ PACE_MODELS = {"1": "LeNet-1", "2": "LeNet-4", "3": "LeNet-5", "4": "LeNet-5-M1"
                "5": "LeNet-5-M2", "6": "LeNet-5-M3", "18": "LeNet-5"}  # fmt: skip
 
 
-def ours_pace(tables: str | Path, subjects: Mapping[str, str] = PACE_SUBJECTS) -> pd.DataFrame:
-    """PACE Tables 2-3 (MSE % per subject, approach, budget) and Table 1 accuracies."""
+def ours_pace(
+    tables: str | Path, zoo: str, subjects: Mapping[str, str] = PACE_SUBJECTS
+) -> pd.DataFrame:
+    """PACE Tables 2-3 (MSE % per subject, approach, budget) and Table 1 accuracies of the run
+    on pace zoo ``zoo`` (the scope of its table names, docs/outputs.md)."""
     t = Path(tables)
     by_name = {v: k for k, v in subjects.items()}
     rows: list[dict] = []
-    per = pd.read_csv(t / "pace_table2_3_per_subject.csv")
+    per = pd.read_csv(t / f"{output_name('table2-3', zoo)}.csv")
     budgets = [c for c in per.columns if re.fullmatch(r"n=\d+", str(c))]
     for r in per.to_dict("records"):
         sid = by_name.get(str(r["subject"]))
@@ -173,7 +179,7 @@ def ours_pace(tables: str | Path, subjects: Mapping[str, str] = PACE_SUBJECTS) -
             if pd.notna(r[b]):
                 rows.append({"row": f"{sid} {r['approach']}", "column": f"mse {b}",
                              "value": float(r[b])})  # fmt: skip
-    meta = t / "pace_subjects.csv"
+    meta = t / f"{output_name('table1', zoo)}.csv"
     if meta.exists():
         for r in pd.read_csv(meta).to_dict("records"):
             sid = by_name.get(str(r.get("name")))
@@ -205,7 +211,7 @@ def ours_alphatrim(tables: str | Path, experiment: str) -> pd.DataFrame:
     """
     t = Path(tables)
     rows: list[dict] = []
-    t1 = pd.read_csv(t / f"{experiment}-table1-ensembles.csv")
+    t1 = pd.read_csv(t / f"{output_name('table1', experiment)}.csv")
     share = next(c for c in t1.columns if c.startswith("% alpha_hat <="))
     accs = [_pm(v)[0] for v in t1["accuracy mean ± std"]]
     scale = 100.0 if accs and max(accs) <= 1.0 else 1.0
@@ -217,7 +223,7 @@ def ours_alphatrim(tables: str | Path, experiment: str) -> pd.DataFrame:
                 "accuracy std": acc[1] * scale, "churn mean": churn[0], "churn std": churn[1],
                 "ece mean": ece[0], "ece std": ece[1]}  # fmt: skip
         rows += [{"row": row, "column": k, "value": float(v)} for k, v in vals.items()]
-    t2 = pd.read_csv(t / f"{experiment}-table2-sources.csv")
+    t2 = pd.read_csv(t / f"{output_name('table2', experiment)}.csv")
     low = next(c for c in t2.columns if c.startswith("accuracy range of runs with"))
     accs = [_pm(v)[0] for v in t2["accuracy mean ± std"]]
     scale = 100.0 if accs and max(accs) <= 1.0 else 1.0
@@ -264,6 +270,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("study", choices=sorted(READERS))
     ap.add_argument("--tables", required=True, help="results/<study>/tables of the run")
     ap.add_argument("--experiment", default="mnist_even_odd", help="alphatrim experiment name")
+    ap.add_argument("--zoo", default="pace_mnist", help="pace zoo of the run (pace.zoo)")
     ap.add_argument(
         "--paper", default="", help="default docs/paper-vs-ours/<study>-mnist-paper.csv"
     )
@@ -278,7 +285,8 @@ def main(argv: list[str] | None = None) -> None:
     docs = Path("docs/paper-vs-ours")
     paper = load_paper(a.paper or docs / f"{a.study}-mnist-paper.csv")
     reader = READERS[a.study]
-    ours = reader(a.tables, a.experiment) if a.study == "alphatrim" else reader(a.tables)
+    scope = {"alphatrim": (a.experiment,), "pace": (a.zoo,)}.get(a.study, ())
+    ours = reader(a.tables, *scope)
     joined = compare(ours, paper)
     out = Path(a.out or docs / f"{a.study}-mnist.md")
     facts = run_facts(a.config, a.wall, a.peak_mem, a.commit, a.machine)

@@ -102,7 +102,7 @@ def render(table: pd.DataFrame, meta: Mapping[str, str],
         n_hold = sum(holds(v) for v in grp["holds"])
         lines.append(f"| `{study}` | {n_hold} of {len(grp)} |")
     if methods is not None and len(methods):
-        lines += ["", "Which method when (scorecard, `results/scorecard/tables/<zoo>-best.csv`): per "
+        lines += ["", "Which method when (scorecard, `results/scorecard/tables/extra-<zoo>-best.csv`): per "
                   "zoo and kind of shift, the label-free estimator with the lowest mean absolute "
                   "error against true accuracy and the ranker with the highest Spearman "
                   "correlation with it.", "",
@@ -122,7 +122,7 @@ def render(table: pd.DataFrame, meta: Mapping[str, str],
 
 
 def collect_methods(best: Mapping[str, str | Path]) -> pd.DataFrame:
-    """The scorecards' which-method-when rows (zoo -> ``<zoo>-best.csv``), sanity rows left out."""
+    """The scorecards' which-method-when rows (zoo -> ``extra-<zoo>-best.csv``), sanity rows left out."""
     cols = ["zoo", "shift", "estimator", "mae", "ranker", "spearman"]
     frames = [read_table(p).assign(zoo=z) for z, p in best.items()]
     if not frames:

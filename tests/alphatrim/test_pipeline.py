@@ -17,6 +17,7 @@ from labelfree.alphatrim.pipeline import (
     train_experiment,
     write_report,
 )
+from labelfree.outputs import output_name
 
 STUDY = {
     "seed": 7, "eps_a": 0.01, "bootstrap_B": 5, "alpha_grid": [0.0, 0.05, 0.1, 0.2, 0.4],
@@ -48,8 +49,8 @@ def test_regime_seeds_follow_spec_3_1():
 
 def test_outputs_and_validation():
     out = experiment_outputs(SOURCES)
-    assert set(out["tables"]) == set(TABLES) - {"table5-transfer"}
-    assert set(out["figures"]) == {k for k in FIGURES if int(k[3:5]) <= 12}
+    assert set(out["tables"]) == set(TABLES) - {"table5"}
+    assert set(out["figures"]) == {k for k in FIGURES if int(k[3:]) <= 12}
     bad = copy.deepcopy(SOURCES)
     bad["regimes"]["S_init"] = 2
     with pytest.raises(ValueError, match="at least 3"):
@@ -107,12 +108,12 @@ def test_pipeline_writes_every_declared_output(tmp_path, kind):
     write_report("t", cfg, STUDY, raw["zoo.npz"], raw["pm.csv"], raw["ens.csv"], raw["raw.npz"],
                  raw["sum.json"], tmp_path / "tables", tmp_path / "figures")
     want = experiment_outputs(cfg)
-    for key in want["tables"]:
-        assert (tmp_path / "tables" / f"t-{key}.csv").exists()
-        assert (tmp_path / "tables" / f"t-{key}.md").exists()
+    for key in want["tables"]:  # <id>-<experiment>[-<detail>] (docs/outputs.md)
+        assert (tmp_path / "tables" / f"{output_name(key, 't')}.csv").exists()
+        assert (tmp_path / "tables" / f"{output_name(key, 't')}.md").exists()
     for key in want["figures"]:
-        assert (tmp_path / "figures" / f"t-{key}.png").exists()
-        assert (tmp_path / "figures" / f"t-{key}.pdf").exists()
+        assert (tmp_path / "figures" / f"{output_name(key, 't')}.png").exists()
+        assert (tmp_path / "figures" / f"{output_name(key, 't')}.pdf").exists()
     # same seeds, same tables (ARCHITECTURE.md: reruns give identical tables)
     again = tmp_path / "again.csv"
     analyse_experiment("t", cfg, STUDY, raw["zoo.npz"], again, raw["ens.csv"], raw["raw.npz"],
@@ -134,8 +135,7 @@ def test_collect_spine_zoos_reads_two_class_logits(tmp_path):
         write_inference(paths[-1], {"id": {"logits": gen.normal(size=(40, 2))}})
     cfg = {**copy.deepcopy(SOURCES), "data": {**DATA, "source": "zoos", "testset": "id",
                                               "zoos": {"S_all": "spine_zoo"}}}
-    assert experiment_outputs(cfg)["tables"] == ["table2-sources", "table3-pairwise-churn",
-                                                 "table4-equal-accuracy", "checks"]
+    assert experiment_outputs(cfg)["tables"] == ["table2", "table3", "table4", "extra-checks"]
     sheets = {"S_all": [{"model": f"m{i}", "seed": i, "batch_seed": 0} for i in range(3)]}
     collect_spine_zoos("s", cfg, {"labels": str(tmp_path / "id.npz"),
                                   "logits_S_all": [str(p) for p in paths]},

@@ -49,8 +49,8 @@ def _laf_tables(tmp_path):
          "kendall LaF": 0.6, "kendall CRC": 0.2},
         {"source": "paper", "zoo": "MNIST", "spearman LaF": 0.89, "spearman CRC": 0.26,
          "kendall LaF": 0.78, "kendall CRC": 0.18},
-    ]).to_csv(t / "rq1_id.csv", index=False)  # fmt: skip
-    for metric, base in (("spearman", 0.5), ("kendall", 0.4)):
+    ]).to_csv(t / "table3-4-all-id.csv", index=False)  # fmt: skip
+    for table, base in (("table6", 0.5), ("table7", 0.4)):
         pd.DataFrame([
             {"source": "ours", "zoo": "laf_mnist", "corruption": "elastic_transform",
              "Random": base, "SDS": base + 0.01, "CES-best": base + 0.02, "CES-mean": 0.0,
@@ -59,17 +59,17 @@ def _laf_tables(tmp_path):
              "SDS": base, "CES-best": None, "CES-mean": None, "LaF": base, "CRC": base},
             {"source": "paper", "zoo": "MNIST-C", "corruption": "average", "Random": 0.62,
              "SDS": 0.48, "CES-best": 0.91, "LaF": 0.82},
-        ]).to_csv(t / f"rq2_corruptions_{metric}.csv", index=False)  # fmt: skip
+        ]).to_csv(t / f"{table}-all.csv", index=False)  # fmt: skip
     pd.DataFrame([
         {"source": "ours", "zoo": "laf_mnist", "testset": "id", "k": 1, "Random": 0.1,
          "SDS": 0.2, "CES-best": 0.3, "CES-mean": 0.25, "LaF": 1.0, "CRC": 0.0},
-    ]).to_csv(t / "rq1_id_jaccard.csv", index=False)  # fmt: skip
+    ]).to_csv(t / "table5-all.csv", index=False)  # fmt: skip
     return t
 
 
 def test_laf_reader_maps_names_and_skips_paper_rows(tmp_path):
     ours = pc.ours_laf(_laf_tables(tmp_path)).set_index(["row", "column"])["value"]
-    assert ours[("ID", "spearman LaF")] == 0.8  # the 'paper' row of rq1_id is not ours
+    assert ours[("ID", "spearman LaF")] == 0.8  # the 'paper' row of Table 3-4 is not ours
     assert ours[("Elastic", "spearman CES")] == 0.52  # CES-best -> CES, elastic_transform
     assert ours[("Elastic", "kendall CRC")] == pytest.approx(0.44)
     assert ("Average", "spearman CES") not in ours.index  # NaN cells are left out
@@ -99,11 +99,11 @@ def test_pace_reader(tmp_path):
         {"subject": "lenet1@id", "approach": "PACE", "n=50": 0.5, "n=60": 0.4, "Im": None},
         {"subject": "lenet5@pace_bim", "approach": "SRS", "n=50": 7.0, "n=60": None, "Im": 3.0},
         {"subject": "Avg", "approach": "PACE", "n=50": 1.0, "n=60": 1.0, "Im": None},
-    ]).to_csv(tmp_path / "pace_table2_3_per_subject.csv", index=False)  # fmt: skip
+    ]).to_csv(tmp_path / "table2-3-pace_mnist.csv", index=False)  # fmt: skip
     pd.DataFrame([{"name": "lenet5_m2@id", "accuracy": 0.7727}]).to_csv(
-        tmp_path / "pace_subjects.csv", index=False
+        tmp_path / "table1-pace_mnist.csv", index=False
     )
-    ours = pc.ours_pace(tmp_path).set_index(["row", "column"])["value"]
+    ours = pc.ours_pace(tmp_path, "pace_mnist").set_index(["row", "column"])["value"]
     assert ours[("1 PACE", "mse n=60")] == 0.4
     assert ours[("18 SRS", "mse n=50")] == 7.0 and ("18 SRS", "mse n=60") not in ours.index
     assert ours[("5 LeNet-5-M2", "accuracy %")] == pytest.approx(77.27)
@@ -115,11 +115,11 @@ def test_alphatrim_reader_parses_pm_cells_and_scales_fractions(tmp_path):
                    "accuracy mean ± std": "0.98 ± 0.01",
                    "churn w.r.t. ensemble mean ± std": "120.5 ± 30.25",
                    "ECE mean ± std": "0.0123 ± 0.0045"}]).to_csv(
-        tmp_path / "e-table1-ensembles.csv", index=False)  # fmt: skip
+        tmp_path / "table1-e.csv", index=False)  # fmt: skip
     pd.DataFrame([{"source": "S_init", "accuracy mean ± std": "0.975 ± 0.002",
                    "accuracy range": "[0.970, 0.980]", "ensemble accuracy": 0.981,
                    "accuracy range of runs with alpha_hat <= 0.05": "[0.972, 0.980]"}]).to_csv(
-        tmp_path / "e-table2-sources.csv", index=False)  # fmt: skip
+        tmp_path / "table2-e.csv", index=False)  # fmt: skip
     ours = pc.ours_alphatrim(tmp_path, "e").set_index(["row", "column"])["value"]
     assert ours[("M_ens=3", "% alpha<=0.05")] == 80.0
     assert ours[("M_ens=3", "accuracy mean")] == pytest.approx(98.0)

@@ -94,41 +94,41 @@ def test_clone_control_needs_an_id_set(tmp_path):
 def test_every_table_and_figure_written(study):
     root, _ = study
     for name in [
-        "rq1_id",
-        "rq1_id_jaccard",
-        "rq2_corruptions_spearman",
-        "rq2_corruptions_kendall",
-        "rq2_corruptions_by_severity",
-        "rq2_natural",
-        "rq2_natural_jaccard",
-        "rq3_ablation",
-        "rq4_subsets",
-        "rq4_quality_diversity",
-        "appendix_a1_budgets",
-        "appendix_a2_accuracy_range",
-        "efficiency",
-        "checks",
+        "table3-4-all-id",
+        "table5-all",
+        "table6-all",
+        "table7-all",
+        "table6-all-by_severity",
+        "table3-4-all-natural",
+        "table8-all",
+        "table9-10-all",
+        "fig8-all",
+        "fig9-all",
+        "tableA1-all",
+        "tableA2-all",
+        "extra-all-efficiency",
+        "extra-all-checks",
     ]:
         assert (root / "tables" / f"{name}.csv").stat().st_size > 0
         md = (root / "tables" / f"{name}.md").read_text()
         assert md.startswith("**")  # titled with the paper table it reproduces
-    for name in ["rq1_spearman_budget", "rq2_natural_budget", "rq4_quality_diversity"]:
+    for name in ["fig5-all", "fig7-all", "fig9-all"]:
         assert (root / "figures" / f"{name}.png").exists()
         assert (root / "figures" / f"{name}.pdf").exists()
 
 
 def test_tables_content(study):
     root, _ = study
-    rq1 = pd.read_csv(root / "tables" / "rq1_id.csv")
+    rq1 = pd.read_csv(root / "tables" / "table3-4-all-id.csv")
     ours = rq1[rq1.source == "ours"].set_index("zoo")
     assert set(ours.index) == {"tight", "spread", "clone"}
     assert ours.loc["spread", "spearman LaF"] > 0.8  # spread zoo: easy to rank
     assert (rq1.source == "paper").sum() == 7
     clone_models = pd.read_csv(root / "raw" / "clone" / "models.csv")
     assert clone_models.model.str.contains("-copy").sum() == 5 * len(TESTSETS)
-    t6 = pd.read_csv(root / "tables" / "rq2_corruptions_spearman.csv")
+    t6 = pd.read_csv(root / "tables" / "table6-all.csv")
     assert {"gaussian_noise", "average"} <= set(t6.corruption)
-    checks = pd.read_csv(root / "tables" / "checks.csv")
+    checks = pd.read_csv(root / "tables" / "extra-all-checks.csv")
     assert list(checks.columns[:5]) == ["check", "statement", "value", "threshold", "holds"]
     assert {"1a", "1b", "2a", "2b", "3", "4a", "5 pruning id", "5 optimizing all"} <= set(
         checks.check
@@ -247,13 +247,13 @@ def test_zoo_without_corruption_sets(tmp_path, testsets):
     sets = make_artefacts(tmp_path, "own", np.linspace(0.5, 0.95, 6), 3, testsets)
     run_study("own", "d", [f"m{j}" for j in range(6)], sets, params, 0, tmp_path / "raw" / "own")
     write_all(["own"], tmp_path / "raw", tmp_path / "tables", tmp_path / "figures")
-    t6 = pd.read_csv(tmp_path / "tables" / "rq2_corruptions_spearman.csv")
+    t6 = pd.read_csv(tmp_path / "tables" / "table6-all.csv")
     assert list(t6.columns) == ["note"] and "no test set of this kind" in t6.note[0]
-    rq1 = pd.read_csv(tmp_path / "tables" / "rq1_id.csv")
+    rq1 = pd.read_csv(tmp_path / "tables" / "table3-4-all-id.csv")
     assert (rq1[rq1.source == "ours"].zoo == "own").all()
-    for fig in ("rq2_corruptions", "rq1_spearman_budget", "rq2_natural_budget", "rq4_subsets"):
+    for fig in ("table6-all", "fig5-all", "fig7-all", "fig8-all"):
         assert (tmp_path / "figures" / f"{fig}.png").stat().st_size > 0
-    checks = pd.read_csv(tmp_path / "tables" / "checks.csv").set_index("check")
+    checks = pd.read_csv(tmp_path / "tables" / "extra-all-checks.csv").set_index("check")
     assert checks.loc["1b", "holds"] == "no data"  # no severity-5 set: nothing to measure
 
 

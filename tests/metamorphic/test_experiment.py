@@ -124,18 +124,18 @@ def test_oracle_precision_sees_the_defects(run):
 def test_report_outputs_and_checks(run):
     mm, tmp, _, _, res = run
     out = tmp / "out"
-    for t in tb.TABLES:
+    for t in map(tb.out_name, tb.TABLES):
         assert (out / "tables" / f"{t}.csv").exists() and (out / "tables" / f"{t}.md").exists(), t
-    for f in tb.FIGURES:
+    for f in map(tb.out_name, tb.FIGURES):
         assert (out / "figures" / f"{f}.png").exists() and (out / "figures" / f"{f}.pdf").exists(), f
-    checks = pd.read_csv(out / "tables" / "checks.csv")
+    checks = pd.read_csv(out / "tables" / "extra-all-checks.csv")
     hard = checks[checks["hard"]]
     assert set(hard["check"]) == set("ABCDEF")
     by = {c: bool(g["holds"].all()) for c, g in hard.groupby("check")}
     assert by["A"]
     assert not by["B"]  # the background model has MR-1 = MR-2 = 1: B must fail
     assert by["F"]
-    t4 = pd.read_csv(out / "tables" / "table4_colours.csv")
+    t4 = pd.read_csv(out / "tables" / "table4-all.csv")
     assert set(t4["MR"]) == {"MR-1", "MR-2"} and "pooled" in set(t4["model"])
 
 

@@ -45,7 +45,7 @@ def test_fig7_picks_the_inputs_flagged_by_most_models(tmp_path):
     assert df["n_models"].tolist() == [3, 2, 2, 1]
     assert set(df["of_models"]) == {3} and set(df["zoo"]) == {"unb"} and set(df["base"]) == {"box"}
     assert df["area_ratio"].tolist() == pytest.approx([0.1, 0.0, 0.3, 0.2])
-    assert (tmp_path / "fig7_most_flagged.png").is_file()
+    assert (tmp_path / "fig7-all.png").is_file()
     # top-k keeps the first k of that order (the tie 0/3 is broken by id)
     assert _fig7(_images(), MM, "unb", {}, tmp_path, top=2)["id"].tolist() == [1, 0]
 

@@ -4,7 +4,7 @@ Smoke (.test/config/config.yaml): tiny, mostly near-chance models, so checks A-F
 the oracle-only part of F is asserted (every invalid flag comes from a defect scene).
 
 Default (config/config.yaml, `mm_report` only, about 3 min on 2 cores): the hard checks of spec
-7.4 that hold at this scale are asserted from results/metamorphic/tables/checks.csv: B (under the
+7.4 that hold at this scale are asserted from results/metamorphic/tables/extra-all-checks.csv: B (under the
 documented switch `metamorphic.checks.b_min_accuracy_over_chance`, named in its row), C, D, E
 and F. Check A is not asserted: over 5 training seeds of the biased and the unbiased width-8
 model its gap is 0.21 on average (0.07-0.36; seed 0 gives 0.361 on one CPU, 0.243 on others),
@@ -18,7 +18,7 @@ import math
 import pandas as pd
 import pytest
 
-from labelfree.metamorphic.tables import FIGURES, TABLES
+from labelfree.metamorphic.tables import FIGURES, TABLES, out_name
 from tests.workflow.runner import REPO, run_snakemake
 
 pytestmark = pytest.mark.slow
@@ -47,16 +47,16 @@ def test_every_table_and_figure(mm_smoke):
     when no input is flagged)."""
     root = mm_smoke / "results" / "metamorphic"
     for t in TABLES:
-        assert len(pd.read_csv(root / "tables" / f"{t}.csv")) > 0, t
+        assert len(pd.read_csv(root / "tables" / f"{out_name(t)}.csv")) > 0, t
     for f in FIGURES:
-        png = root / "figures" / f"{f}.png"
+        png = root / "figures" / f"{out_name(f)}.png"
         assert png.read_bytes()[:4] == b"\x89PNG" and png.with_suffix(".pdf").exists(), f
-    sizes = pd.read_csv(root / "tables" / "rq1_annotation_sizes.csv")
+    sizes = pd.read_csv(root / "tables" / "table1-3-all-annotation_sizes.csv")
     for _, r in sizes.iterrows():
         n0 = r["z"] ** 2 * 0.25 / r["e"] ** 2
         want = math.ceil(n0 / (1 + (n0 - 1) / r["total_flags"])) if r["total_flags"] else 0
         assert r["cochran_sample"] == want, r.to_dict()
-    freq = pd.read_csv(root / "tables" / "fig6_frequency.csv")
+    freq = pd.read_csv(root / "tables" / "fig6-all.csv")
     for mr, g in freq.groupby("MR"):
         assert list(g["n_models"]) == list(range(1, len(g) + 1)), mr
         if (g["n_inputs_flagged"] == 0).all():  # no input flagged: undefined shares
@@ -66,11 +66,11 @@ def test_every_table_and_figure(mm_smoke):
 
 
 def test_checks_computed_and_invalid_flags_come_from_defects(mm_smoke):
-    checks = pd.read_csv(mm_smoke / "results" / "metamorphic" / "tables" / "checks.csv")
+    checks = pd.read_csv(mm_smoke / "results" / "metamorphic" / "tables" / "extra-all-checks.csv")
     hard = checks[checks["hard"]]
     assert set(hard["check"]) == set("ABCDEF")
     assert len(hard[hard["check"] == "F"]) == 2
-    rq1 = pd.read_csv(mm_smoke / "results" / "metamorphic" / "tables" / "table1-3_oracle_precision.csv")
+    rq1 = pd.read_csv(mm_smoke / "results" / "metamorphic" / "tables" / "table1-3-all.csv")
     single = rq1[rq1["role"] != "multilabel"]
     assert single["total_flags"].sum() > 0
     # clean scenes give valid follow-ups (padded tight box): no "other" false positives
@@ -97,7 +97,7 @@ def test_follow_up_sets_hold_every_variant(mm_smoke):
 def mm_default(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("mm-default")
     run_snakemake(workdir, "mm_report", configfile=REPO / "config" / "config.yaml", timeout=2400)
-    return pd.read_csv(workdir / "results" / "metamorphic" / "tables" / "checks.csv")
+    return pd.read_csv(workdir / "results" / "metamorphic" / "tables" / "extra-all-checks.csv")
 
 
 def test_default_run_hard_checks_hold(mm_default):

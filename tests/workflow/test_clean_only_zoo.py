@@ -55,9 +55,9 @@ def test_clean_only_zoo_goes_through_to_the_answer(tmp_path):
     answer = (res / "answer" / "clean" / "answer.md").read_text()
     assert all(f"`{m}`" in answer for m in ("ck8", "ck16", "local"))
     # runs: laf (tables on the one clean set), scorecard, the accuracy table, the summary
-    assert (res / "laf" / "tables" / "rq1_id.csv").is_file()
-    assert (res / "laf" / "figures" / "rq2_corruptions.png").is_file()  # empty, not a crash
-    assert (res / "scorecard" / "tables" / "clean-best.csv").is_file()
+    assert (res / "laf" / "tables" / "table3-4-all-id.csv").is_file()
+    assert (res / "laf" / "figures" / "table6-all.png").is_file()  # empty, not a crash
+    assert (res / "scorecard" / "tables" / "extra-clean-best.csv").is_file()
     assert (res / "infer" / "clean" / "accuracy.csv").is_file()
     assert "`laf`" in (res / "summary.md").read_text()
     # skips, one line each, naming why

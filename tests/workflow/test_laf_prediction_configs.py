@@ -4,7 +4,7 @@ and C++1000, run as prediction zoos (config/paper/laf-{iwildcam,amazon,java250,c
 Each config, pointed at a tiny generated folder of the paper's shape (20 models, the dataset's K,
 its test sets; spec 5.1 Table 1 and 5.3 Table 2; few rows), validates and dry-runs to the LaF
 tables with one analysis job per test set; one of them runs, and its OOD set fills the
-natural-shift rows (paper Tables 3, 4 and 8, Fig. 7) of rq2_natural.csv.
+natural-shift rows (paper Tables 3, 4 and 8, Fig. 7) of table3-4-all-natural.csv.
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def test_wrong_folder_shape_is_refused(tmp_path):
 
 def test_ood_set_fills_the_natural_shift_rows(tmp_path):
     """The Amazon config (K = 5: the cheapest) run to the tables at a tiny protocol: its OOD set
-    is a natural-shift row of rq2_natural.csv and rq2_natural_jaccard.csv, its `id` set an ID row."""
+    is a natural-shift row of table3-4-all-natural.csv and table8-all.csv, its `id` set an ID row."""
     K, sets = PAPER["amazon"]
     make_folder(tmp_path / "preds", K, sets)
     config = pointed_config(
@@ -99,10 +99,10 @@ def test_ood_set_fills_the_natural_shift_rows(tmp_path):
     work = tmp_path / "run"
     run_snakemake(work, "laf_tables", configfile=config, timeout=900)
     tables = work / "results" / "laf" / "tables"
-    natural = pd.read_csv(tables / "rq2_natural.csv")
+    natural = pd.read_csv(tables / "table3-4-all-natural.csv")
     row = natural[(natural["zoo"] == "laf_amazon") & (natural["testset"] == "natural-ood")]
     assert len(row) == 1, natural
     assert np.isfinite(row.filter(like="LaF").to_numpy(dtype=float)).any()
-    assert "natural-ood" in set(pd.read_csv(tables / "rq2_natural_jaccard.csv")["testset"])
-    rq1 = pd.read_csv(tables / "rq1_id.csv")
+    assert "natural-ood" in set(pd.read_csv(tables / "table8-all.csv")["testset"])
+    rq1 = pd.read_csv(tables / "table3-4-all-id.csv")
     assert list(rq1.loc[rq1["source"] == "ours", "zoo"]) == ["laf_amazon"]

@@ -93,9 +93,9 @@ def test_prediction_zoo_runs_to_the_answer(tmp_path):
     meta = yaml.safe_load((res / "zoo" / "preds" / "m1" / "meta.json").read_text())
     assert meta["source"] == "predictions" and meta["kind"] == "probabilities"
     # LaF's tables and the scorecard ran on the labelled test set
-    rq1 = pd.read_csv(res / "laf" / "tables" / "rq1_id.csv")
+    rq1 = pd.read_csv(res / "laf" / "tables" / "table3-4-all-id.csv")
     assert "preds" in set(rq1["zoo"])
-    assert (res / "scorecard" / "tables" / "preds-ranking.csv").is_file()
+    assert (res / "scorecard" / "tables" / "extra-preds-ranking.csv").is_file()
     assert not (res / "pace").exists() and not (res / "syp").exists()
 
 

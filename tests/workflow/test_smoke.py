@@ -63,10 +63,10 @@ def test_answer_per_configured_zoo(smoke_run):
 def test_scorecard_scores_every_method_kind(smoke_run):
     root = smoke_run / "results" / "scorecard"
     for name in ("estimation", "ranking", "fewlabel", "best"):
-        assert len(read_table(root / "tables" / f"laf_tight-{name}.csv")) > 0, name
-    ranking = read_table(root / "tables" / "laf_tight-ranking.csv")
+        assert len(read_table(root / "tables" / f"extra-laf_tight-{name}.csv")) > 0, name
+    ranking = read_table(root / "tables" / "extra-laf_tight-ranking.csv")
     assert {"LaF", "AC"} <= set(ranking["method"])
-    assert (root / "figures" / "laf_tight.png").exists()
+    assert (root / "figures" / "extra-laf_tight-scorecard.png").exists()
 
 
 def test_summary_gathers_every_study_checks(smoke_run):
@@ -77,3 +77,21 @@ def test_summary_gathers_every_study_checks(smoke_run):
     assert table["holds"].notna().all() and (table["machine"].str.len() > 0).all()
     md = (smoke_run / "results" / "summary.md").read_text()
     assert md.startswith("<!-- summary:begin -->") and ".test/config/config.yaml" in md
+
+
+def test_every_output_follows_the_naming_rule(smoke_run):
+    """Issue 20 item 2: every table and figure the smoke run writes under results/<study>/ is
+    ``<id>-<scope>[-<detail>]`` (docs/outputs.md), with the paper's id, a zoo, experiment or
+    dataset of the run (or ``all``) as scope; a new table named ``foo_bar`` fails here."""
+    from labelfree.outputs import POOLED, check_name
+
+    scopes = {POOLED, "digits", "heads", "synthetic", "laf_tight", "pace_digits", "syp"}
+    seen = set()
+    for kind, exts in (("tables", {".csv", ".md"}), ("figures", {".png", ".pdf"})):
+        for path in sorted((smoke_run / "results").glob(f"*/{kind}/*")):
+            study = path.parent.parent.name
+            assert path.suffix in exts, path
+            parts = check_name(path.stem)  # raises on a name that breaks the rule
+            assert parts["scope"] in scopes, f"{study}/{kind}/{path.name}: scope {parts['scope']!r}"
+            seen.add(study)
+    assert seen == {"laf", "pace", "syp", "alphatrim", "metamorphic", "scorecard", "shifts"}

@@ -17,6 +17,7 @@ from labelfree.alphatrim.layout import TABLES as AT_TABLES
 from labelfree.alphatrim.layout import block_name as at_block_name
 from labelfree.alphatrim.layout import experiment_blocks as at_experiment_blocks
 from labelfree.alphatrim.layout import experiment_outputs as at_experiment_outputs
+from labelfree.alphatrim.layout import output_file as at_output_file
 from labelfree.alphatrim.layout import non_binary_zoos as at_non_binary_zoos
 from labelfree.alphatrim.layout import spine_zoos as at_spine_zoos
 from labelfree.alphatrim.layout import trains_on_gpu as at_trains_on_gpu

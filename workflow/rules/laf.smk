@@ -7,6 +7,7 @@
 # are built at analysis time from stored predictions (spec section 8).
 
 
+from labelfree.laf import layout as laf_layout
 from labelfree.laf.layout import partition
 
 
@@ -57,32 +58,10 @@ if study_enabled("laf"):
 
 LAF_RAW = ["metrics.csv.gz", "testsets.csv", "models.csv", "rq4.csv", "ces_guides.npz"]
 
-# (file stem, report subcategory) of every final table and figure; captions in report/laf/
-LAF_TABLES = [
-    ("rq1_id", "RQ1"),
-    ("rq1_id_jaccard", "RQ1"),
-    ("rq2_corruptions_spearman", "RQ2"),
-    ("rq2_corruptions_kendall", "RQ2"),
-    ("rq2_corruptions_by_severity", "RQ2"),
-    ("rq2_natural", "RQ2"),
-    ("rq2_natural_jaccard", "RQ2"),
-    ("rq3_ablation", "RQ3"),
-    ("rq4_subsets", "RQ4"),
-    ("rq4_quality_diversity", "RQ4"),
-    ("appendix_a1_budgets", "Appendix"),
-    ("appendix_a2_accuracy_range", "Appendix"),
-    ("efficiency", "Efficiency"),
-    ("checks", "Summary"),
-]
-LAF_FIGURES = [
-    ("rq1_spearman_budget", "RQ1"),
-    ("rq1_kendall_budget", "RQ1"),
-    ("rq2_natural_budget", "RQ2"),
-    ("rq2_corruptions", "RQ2"),
-    ("rq4_subsets", "RQ4"),
-    ("rq4_quality_diversity", "RQ4"),
-    ("appendix_a1_budgets", "Appendix"),
-]
+# (stem, report subcategory) of every final table and figure, from the library; names follow
+# docs/outputs.md (laf_name: <id>-all[-<detail>]); captions in report/laf/{tables,figures}/<stem>.rst
+LAF_TABLES = list(laf_layout.TABLES.items())
+LAF_FIGURES = list(laf_layout.FIGURES.items())
 
 
 STUDY_TARGETS["laf"] = laf_targets
@@ -142,25 +121,33 @@ rule laf_tables:
         raw=expand("results/laf/raw/{azoo}/{f}", azoo=laf_analysed(), f=LAF_RAW),
     output:
         **{
-            f"t_{t}": report(
-                f"results/laf/tables/{t}.csv",
-                caption=f"../report/laf/{t}.rst",
+            f"t_{t}".replace("-", "_"): report(
+                f"results/laf/tables/{laf_layout.name(t)}.csv",
+                caption=f"../report/laf/tables/{t}.rst",
                 category="laf",
                 subcategory=sub,
             )
             for t, sub in LAF_TABLES
         },
-        **{f"md_{t}": f"results/laf/tables/{t}.md" for t, _ in LAF_TABLES},
         **{
-            f"f_{f}": report(
-                f"results/laf/figures/{f}.png",
-                caption=f"../report/laf/fig_{f}.rst",
+            f"md_{t}".replace("-", "_"): f"results/laf/tables/{laf_layout.name(t)}.md"
+            for t, _ in LAF_TABLES
+        },
+        **{
+            f"f_{f}".replace("-", "_"): report(
+                f"results/laf/figures/{laf_layout.name(f)}.png",
+                caption=f"../report/laf/figures/{f}.rst",
                 category="laf",
                 subcategory=sub,
             )
             for f, sub in LAF_FIGURES
         },
-        **{f"pdf_{f}": f"results/laf/figures/{f}.pdf" for f, _ in LAF_FIGURES},
+        **{
+            f"pdf_{f}".replace(
+                "-", "_"
+            ): f"results/laf/figures/{laf_layout.name(f)}.pdf"
+            for f, _ in LAF_FIGURES
+        },
     log:
         "logs/laf/tables.log",
     conda:
@@ -174,7 +161,7 @@ rule laf_tables:
         # results/laf/{raw,tables,figures}, derived from the declared files
         raw_dir=lambda w, input: os.path.dirname(os.path.dirname(input.raw[0])),
         tables_dir=lambda w, output: os.path.dirname(output[0]),
-        figures_dir=lambda w, output: os.path.dirname(output[f"f_{LAF_FIGURES[0][0]}"]),
+        figures_dir=lambda w, output: os.path.dirname(output.f_fig5),
         laf=LAF,
     script:
         "../scripts/laf_tables.py"

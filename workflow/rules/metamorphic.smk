@@ -13,6 +13,7 @@ from labelfree.data.digitscenes import DigitScenesError
 
 # import-light (no scipy, torch or matplotlib): parse time needs only names and checks
 from labelfree.metamorphic import layout as mm_layout
+from labelfree.outputs import POOLED, output_name
 from labelfree.metamorphic.followups import FollowupError
 
 MM = config["metamorphic"]
@@ -28,29 +29,31 @@ for _group, _names in mm_layout.group_testsets(MM_BASES).items():
     TESTSET_GROUPS[_group] = _names
 
 
+# stems (docs/outputs.md) of labelfree.metamorphic.tables.TABLES / FIGURES; every output pools
+# the study's zoos: <id>-all[-<detail>]; captions in report/metamorphic/{tables,figures}/<stem>.rst
 MM_TABLES = [
-    "table1-3_oracle_precision",
-    "table4_colours",
-    "table5-6_prevalence",
-    "fig6_frequency",
-    "fig8_object_size",
-    "table7-8_accuracy",
-    "table7_wilcoxon",
-    "fig9_training",
-    "fig10_accuracy",
-    "bias_calibration",
-    "mr2_recall",
-    "rq1_annotation_sizes",
-    "fig7_most_flagged",
-    "checks",
+    "table1-3",
+    "table4",
+    "table5-6",
+    "fig6",
+    "fig8",
+    "table7-8",
+    "table7-wilcoxon",
+    "fig9",
+    "fig10",
+    "extra-bias_calibration",
+    "extra-mr2_recall",
+    "table1-3-annotation_sizes",
+    "fig7",
+    "extra-checks",
 ]
 MM_FIGURES = [
-    "fig6_frequency",
-    "fig8_object_size",
-    "fig9_training",
-    "fig10_accuracy",
-    "fig7_most_flagged",
-    "gallery",
+    "fig6",
+    "fig8",
+    "fig9",
+    "fig10",
+    "fig7",
+    "fig1-5-gallery",
 ]
 MM_UNBIASED = next((z for z, c in MM["zoos"].items() if c["role"] == "unbiased"), None)
 
@@ -147,24 +150,30 @@ rule mm_report:
     output:
         tables=[
             report(
-                f"results/metamorphic/tables/{t}.csv",
-                caption=f"../report/metamorphic/{t}.rst",
+                f"results/metamorphic/tables/{output_name(t, POOLED)}.csv",
+                caption=f"../report/metamorphic/tables/{t}.rst",
                 category="metamorphic",
                 subcategory="tables",
             )
             for t in MM_TABLES
         ],
-        md=[f"results/metamorphic/tables/{t}.md" for t in MM_TABLES],
+        md=[
+            f"results/metamorphic/tables/{output_name(t, POOLED)}.md"
+            for t in MM_TABLES
+        ],
         figures=[
             report(
-                f"results/metamorphic/figures/{f}.png",
-                caption=f"../report/metamorphic/{f}.rst",
+                f"results/metamorphic/figures/{output_name(f, POOLED)}.png",
+                caption=f"../report/metamorphic/figures/{f}.rst",
                 category="metamorphic",
                 subcategory="figures",
             )
             for f in MM_FIGURES
         ],
-        pdf=[f"results/metamorphic/figures/{f}.pdf" for f in MM_FIGURES],
+        pdf=[
+            f"results/metamorphic/figures/{output_name(f, POOLED)}.pdf"
+            for f in MM_FIGURES
+        ],
         checks="results/metamorphic/raw/checks.json",
         annotation="results/metamorphic/annotation/rq1_sample.csv",
     log:

@@ -6,6 +6,9 @@
 # writing every table and figure (pace_report).
 
 
+from labelfree.outputs import POOLED, output_name
+
+
 include: "functions/pace.smk"
 
 
@@ -36,32 +39,37 @@ if PACE_ON and PACE_ZOO not in ZOO_SHEETS:
     )
 
 
+# output key -> stem (docs/outputs.md); the files are pace_table / pace_figure (stem):
+# <id>-<pace zoo>[-<detail>]; captions in report/pace/{tables,figures}/<stem>.rst
 PACE_TABLES = {
-    "table2_3": "pace_table2_3_per_subject",
-    "best": "pace_table2_3_best_counts",
-    "table4": "pace_table4_statistics",
-    "table5": "pace_table5_task_type",
-    "table6": "pace_table6_accuracy_level",
-    "table7": "pace_table7_input_type",
-    "table8": "pace_table8_time",
-    "table9": "pace_table9_top5",
-    "table11": "pace_table11_attacks",
-    "fig4_table": "pace_fig4_features",
-    "fig5_table": "pace_fig5_alpha",
-    "fig6_table": "pace_fig6_ica_dims",
-    "fig7_table": "pace_fig7_reducers",
-    "fig8_table": "pace_fig8_variants",
-    "conclusions": "pace_conclusions",
-    "checks": "pace_checks",
+    "table2_3": "table2-3",
+    "best": "table2-3-best_counts",
+    "table4": "table4",
+    "table5": "table5",
+    "table6": "table6",
+    "table7": "table7",
+    "table8": "table8-time",
+    "table9": "table9",
+    "table11": "table11",
+    "fig4_table": "fig4",
+    "fig5_table": "fig5",
+    "fig6_table": "fig6",
+    "fig7_table": "fig7",
+    "fig8_table": "fig8",
+    "conclusions": "extra-conclusions",
+    "checks": "extra-checks",
 }
 PACE_FIGURES = {
-    "fig_main": "pace_tables2_3_overview",
-    "fig4": "pace_fig4_features",
-    "fig5": "pace_fig5_alpha",
-    "fig6": "pace_fig6_ica_dims",
-    "fig7": "pace_fig7_reducers",
-    "fig8": "pace_fig8_variants",
+    "fig_main": "table2-3",
+    "fig4": "fig4",
+    "fig5": "fig5",
+    "fig6": "fig6",
+    "fig7": "fig7",
+    "fig8": "fig8",
 }
+# Table 1 (the subjects) and the cross-dataset table (Tables 2-5 over every run's zoo: scope all)
+PACE_SUBJECTS_STEM = "table1"
+PACE_CROSS_STEM = "table2-5-cross_dataset"
 
 
 STUDY_TARGETS["pace"] = pace_targets
@@ -158,12 +166,12 @@ if PACE_ON:
         output:
             npz="results/pace/raw/subjects.npz",
             csv=report(
-                "results/pace/tables/pace_subjects.csv",
-                caption="../report/pace/pace_subjects.rst",
+                pace_table(PACE_SUBJECTS_STEM),
+                caption=f"../report/pace/tables/{PACE_SUBJECTS_STEM}.rst",
                 category="pace",
                 subcategory="tables",
             ),
-            md="results/pace/tables/pace_subjects.md",
+            md=pace_table(PACE_SUBJECTS_STEM, "md"),
         log:
             "logs/pace/subjects.log",
         benchmark:
@@ -215,7 +223,7 @@ if PACE_ON:
         input:
             rows=expand("results/pace/raw/{e}.csv", e=PACE_EXPERIMENTS),
             timings=expand("results/pace/raw/{e}_timings.json", e=PACE_EXPERIMENTS),
-            meta="results/pace/tables/pace_subjects.csv",
+            meta=pace_table(PACE_SUBJECTS_STEM),
         output:
             **pace_report_outputs(),
             errors="results/pace/raw/errors.csv",
@@ -239,12 +247,12 @@ if PACE_ON:
             rows=pace_cross_inputs(),
         output:
             csv=report(
-                "results/pace/tables/pace_cross_dataset.csv",
-                caption="../report/pace/pace_cross_dataset.rst",
+                pace_table(PACE_CROSS_STEM, scope=POOLED),
+                caption=f"../report/pace/tables/{PACE_CROSS_STEM}.rst",
                 category="pace",
                 subcategory="tables",
             ),
-            md="results/pace/tables/pace_cross_dataset.md",
+            md=pace_table(PACE_CROSS_STEM, "md", scope=POOLED),
         log:
             "logs/pace/cross_dataset.log",
         conda:

@@ -3,6 +3,9 @@
 # inference files and labelled test sets (config scorecard.testsets picks which); no new inference.
 
 
+from labelfree.outputs import output_name
+
+
 include: "functions/scorecard.smk"
 
 
@@ -45,20 +48,20 @@ rule scorecard:
     output:
         **{
             t: report(
-                f"results/scorecard/tables/{{zoo}}-{t}.csv",
-                caption=f"../report/scorecard/{t}.rst",
+                f"results/scorecard/tables/{output_name(SCORECARD_STEMS[t], '{zoo}')}.csv",
+                caption=f"../report/scorecard/tables/{SCORECARD_STEMS[t]}.rst",
                 category="2 scorecard",
                 subcategory="{zoo}",
             )
             for t in SCORECARD_TABLES
         },
         png=report(
-            "results/scorecard/figures/{zoo}.png",
-            caption="../report/scorecard/figure.rst",
+            f"results/scorecard/figures/{output_name(SCORECARD_FIGURE, '{zoo}')}.png",
+            caption=f"../report/scorecard/figures/{SCORECARD_FIGURE}.rst",
             category="2 scorecard",
             subcategory="{zoo}",
         ),
-        pdf="results/scorecard/figures/{zoo}.pdf",
+        pdf=f"results/scorecard/figures/{output_name(SCORECARD_FIGURE, '{zoo}')}.pdf",
     log:
         "logs/scorecard/{zoo}.log",
     conda:

@@ -4,6 +4,9 @@
 # `shifts.released` names one for the dataset (laf spec 5.1, 5.2, 8).
 
 
+from labelfree.outputs import output_name
+
+
 include: "functions/shifts.smk"
 
 
@@ -93,12 +96,12 @@ rule shifts_examples:
         natural=lambda wc: [testset_path(wc.dataset, n) for n in SHIFTS["natural"]],
     output:
         png=report(
-            "results/shifts/figures/{dataset}_examples.png",
-            caption="../report/shifts/examples.rst",
+            f"results/shifts/figures/{output_name(SHIFTS_EXAMPLES, '{dataset}')}.png",
+            caption=f"../report/shifts/figures/{SHIFTS_EXAMPLES}.rst",
             category="shifts",
             subcategory="test sets",
         ),
-        pdf="results/shifts/figures/{dataset}_examples.pdf",
+        pdf=f"results/shifts/figures/{output_name(SHIFTS_EXAMPLES, '{dataset}')}.pdf",
     log:
         "logs/shifts/{dataset}/examples.log",
     wildcard_constraints:

@@ -3,6 +3,9 @@
 # its summary markers (`python -m labelfree.summary results/summary.md README.md`).
 
 
+from labelfree.outputs import POOLED, output_name
+
+
 include: "functions/summary.smk"
 
 

@@ -8,6 +8,7 @@
 
 # parse time needs only names and checks: labelfree.syp.layout is import-light (no torch,
 # scikit-learn or matplotlib, tests/workflow/test_parse_imports.py)
+from labelfree.outputs import output_name
 from labelfree.syp import layout as syp_layout
 
 SYP = config["syp"]
@@ -20,8 +21,15 @@ SYP_KINDS = {n: "meta" for n in SYP_GROUPS["syp_meta"]} | {
     n: "val" for n in SYP_GROUPS["syp_val"]
 }
 SYP_INFER_SETS = SYP_GROUPS["syp_ref"] + list(SYP_KINDS) + SYP_GROUPS["syp_rot"]
-SYP_TABLES = {k: f"results/syp/tables/{k}.csv" for k in syp_layout.TABLE_NAMES}
-SYP_FIGS = {k: f"results/syp/figures/{k}.png" for k in syp_layout.FIGURE_NAMES}
+# stem -> file, named <id>-<syp zoo>[-<detail>] (docs/outputs.md)
+SYP_TABLES = {
+    k: f"results/syp/tables/{output_name(k, SYP_ZOO)}.csv"
+    for k in syp_layout.TABLE_NAMES
+}
+SYP_FIGS = {
+    k: f"results/syp/figures/{output_name(k, SYP_ZOO)}.png"
+    for k in syp_layout.FIGURE_NAMES
+}
 # the config keys each rule depends on (so unrelated syp keys do not rerun it)
 SYP_PART = {
     _step: {k: SYP[k] for k in _keys}
@@ -165,76 +173,86 @@ if SYP_ZOO in ZOOS:
             info=f"results/syp/raw/testsets_{_SYP_DS}.json",
         output:
             table1=report(
-                SYP_TABLES["table1_methods"],
-                caption="../report/syp/table1.rst",
+                SYP_TABLES["table1"],
+                caption="../report/syp/tables/table1.rst",
                 category="syp",
                 subcategory="Table 1",
             ),
             table2=report(
-                SYP_TABLES["table2_configurations"],
-                caption="../report/syp/table2.rst",
+                SYP_TABLES["table2"],
+                caption="../report/syp/tables/table2.rst",
                 category="syp",
                 subcategory="Table 2",
             ),
             table3=report(
-                SYP_TABLES["table3_indicators"],
-                caption="../report/syp/table3.rst",
+                SYP_TABLES["table3"],
+                caption="../report/syp/tables/table3.rst",
                 category="syp",
                 subcategory="Table 3",
             ),
             table4=report(
-                SYP_TABLES["table4_capacity"],
-                caption="../report/syp/table4.rst",
+                SYP_TABLES["table4"],
+                caption="../report/syp/tables/table4.rst",
                 category="syp",
                 subcategory="Table 4",
             ),
             table5=report(
-                SYP_TABLES["table5_normalisation"],
-                caption="../report/syp/table5.rst",
+                SYP_TABLES["table5"],
+                caption="../report/syp/tables/table5.rst",
                 category="syp",
                 subcategory="Table 5",
             ),
             tau=report(
-                SYP_TABLES["tau_selection"],
-                caption="../report/syp/tau.rst",
+                SYP_TABLES["extra-tau_selection"],
+                caption="../report/syp/tables/extra-tau_selection.rst",
                 category="syp",
                 subcategory="threshold",
             ),
             predictions=report(
-                SYP_TABLES["predictions"],
-                caption="../report/syp/predictions.rst",
+                SYP_TABLES["extra-predictions"],
+                caption="../report/syp/tables/extra-predictions.rst",
                 category="syp",
                 subcategory="predictions",
             ),
-            meta_fit=SYP_TABLES["fig4-5_meta_fit"],
-            fig10=SYP_TABLES["fig10_sensitivity"],
+            meta_fit=report(
+                SYP_TABLES["fig4-5"],
+                caption="../report/syp/tables/fig4-5.rst",
+                category="syp",
+                subcategory="figures",
+            ),
+            fig10=report(
+                SYP_TABLES["fig10"],
+                caption="../report/syp/tables/fig10.rst",
+                category="syp",
+                subcategory="figures",
+            ),
             checks=report(
-                SYP_TABLES["checks"],
-                caption="../report/syp/checks.rst",
+                SYP_TABLES["extra-checks"],
+                caption="../report/syp/tables/extra-checks.rst",
                 category="syp",
                 subcategory="checks",
             ),
             fig_fig10=report(
-                SYP_FIGS["fig10_sensitivity"],
-                caption="../report/syp/fig10.rst",
+                SYP_FIGS["fig10"],
+                caption="../report/syp/figures/fig10.rst",
                 category="syp",
                 subcategory="figures",
             ),
             fig_scatter=report(
-                SYP_FIGS["scatter_val"],
-                caption="../report/syp/scatter.rst",
+                SYP_FIGS["extra-scatter_val"],
+                caption="../report/syp/figures/extra-scatter_val.rst",
                 category="syp",
                 subcategory="figures",
             ),
             fig_meta=report(
-                SYP_FIGS["fig4-5_meta_bars"],
-                caption="../report/syp/fig_meta.rst",
+                SYP_FIGS["fig4-5"],
+                caption="../report/syp/figures/fig4-5.rst",
                 category="syp",
                 subcategory="figures",
             ),
             fig_val=report(
-                SYP_FIGS["fig6-7_val_bars"],
-                caption="../report/syp/fig_val.rst",
+                SYP_FIGS["fig6-7"],
+                caption="../report/syp/figures/fig6-7.rst",
                 category="syp",
                 subcategory="figures",
             ),

@@ -12,34 +12,43 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from labelfree.outputs import output_name
+
 #: seed regimes (spec 3.1)
 REGIMES = ("S_init", "S_batch", "S_all")
 ENSEMBLE_ZOO = "E1_all"  # the separate S_all zoo of the ensemble block
 
-#: table / figure keys -> paper numbering (captions in workflow/report/alphatrim/<key>.rst)
+#: table / figure stems (docs/outputs.md) -> paper numbering; the files are
+#: ``results/alphatrim/{tables,figures}/<id>-<experiment>[-<detail>]`` (:func:`output_file`),
+#: captions ``workflow/report/alphatrim/{tables,figures}/<stem>.rst``
 TABLES = {
-    "table1-ensembles": "Table I",
-    "table2-sources": "Table II",
-    "table3-pairwise-churn": "Table III",
-    "table4-equal-accuracy": "Table IV",
-    "table5-transfer": "Table V",
-    "checks": "Checks (spec 6)",
+    "table1": "Table I",
+    "table2": "Table II",
+    "table3": "Table III",
+    "table4": "Table IV",
+    "table5": "Table V",
+    "extra-checks": "Checks (spec 6)",
 }
 FIGURES = {
-    "fig04-gaps-and-curves": "Fig. 4",
-    "fig05-linf-vs-accuracy": "Fig. 5",
-    "fig06-accuracy-vs-churn": "Fig. 6",
-    "fig07-accuracy-vs-ece": "Fig. 7",
-    "fig08-alpha-vs-accuracy-ensembles": "Fig. 8",
-    "fig09-alpha-vs-accuracy-sources": "Fig. 9",
-    "fig10-pairwise-alpha-by-churn": "Fig. 10",
-    "fig11-alpha-vs-metrics": "Fig. 11",
-    "fig12-metrics-3d": "Fig. 12",
-    "fig13-head-curves": "Fig. 13",
-    "fig14-alpha-vs-metrics-heads": "Fig. 14",
-    "fig15-accuracy-vs-churn-heads": "Fig. 15",
-    "fig16-accuracy-vs-ece-heads": "Fig. 16",
+    "fig4": "Fig. 4",
+    "fig5": "Fig. 5",
+    "fig6": "Fig. 6",
+    "fig7": "Fig. 7",
+    "fig8": "Fig. 8",
+    "fig9": "Fig. 9",
+    "fig10": "Fig. 10",
+    "fig11": "Fig. 11",
+    "fig12": "Fig. 12",
+    "fig13": "Fig. 13",
+    "fig14": "Fig. 14",
+    "fig15": "Fig. 15",
+    "fig16": "Fig. 16",
 }
+
+
+def output_file(experiment: str, stem: str, kind: str, ext: str) -> str:
+    """``results/alphatrim/<kind>/<id>-<experiment>[-<detail>].<ext>`` (docs/outputs.md)."""
+    return f"results/alphatrim/{kind}/{output_name(stem, experiment)}.{ext}"
 
 
 def spine_zoos(cfg: Mapping[str, Any]) -> dict[str, str]:
@@ -107,22 +116,21 @@ def experiment_outputs(cfg: Mapping[str, Any]) -> dict[str, list[str]]:
     """The table and figure keys an experiment writes (see TABLES, FIGURES)."""
     zoos = experiment_zoos(cfg)
     if cfg["kind"] == "transfer":
-        figs = ["fig13-head-curves", "fig14-alpha-vs-metrics-heads"]
+        figs = ["fig13", "fig14"]
         if cfg["ensembles"]["sizes"]:
-            figs += ["fig15-accuracy-vs-churn-heads", "fig16-accuracy-vs-ece-heads"]
-        return {"tables": ["table5-transfer", "checks"], "figures": figs}
+            figs += ["fig15", "fig16"]
+        return {"tables": ["table5", "extra-checks"], "figures": figs}
     tables, figs = [], []
     if ENSEMBLE_ZOO in zoos:
-        tables.append("table1-ensembles")
-        figs += ["fig04-gaps-and-curves", "fig05-linf-vs-accuracy", "fig06-accuracy-vs-churn",
-                 "fig07-accuracy-vs-ece", "fig08-alpha-vs-accuracy-ensembles"]
+        tables.append("table1")
+        figs += ["fig4", "fig5", "fig6", "fig7", "fig8"]
     if any(r in zoos for r in REGIMES):
-        tables += ["table2-sources", "table3-pairwise-churn"]
-        figs += ["fig09-alpha-vs-accuracy-sources", "fig10-pairwise-alpha-by-churn"]
+        tables += ["table2", "table3"]
+        figs += ["fig9", "fig10"]
     if "S_all" in zoos:
-        tables.append("table4-equal-accuracy")
-        figs += ["fig11-alpha-vs-metrics", "fig12-metrics-3d"]
-    return {"tables": tables + ["checks"], "figures": figs}
+        tables.append("table4")
+        figs += ["fig11", "fig12"]
+    return {"tables": tables + ["extra-checks"], "figures": figs}
 
 
 #: Models a CNN trainer job trains together (labelfree.zoo.batched.train_batched_cnn's

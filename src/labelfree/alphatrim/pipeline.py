@@ -33,6 +33,7 @@ from labelfree.alphatrim.layout import (  # noqa: F401  (re-exported)
 )
 from labelfree.alphatrim.metrics import accuracy, logit_gap
 from labelfree.joblog import progress
+from labelfree.outputs import output_name
 from labelfree.seeds import derive_seed
 from labelfree.store import load_json, load_npz, save_figure, save_json, save_npz, save_table
 
@@ -352,7 +353,8 @@ def write_report(
     per_model_csv: str | Path, ensembles_csv: str | Path, raw_npz: str | Path,
     summary_json: str | Path, tables_dir: str | Path, figures_dir: str | Path,
 ) -> None:
-    """Write the experiment's tables (csv + md) and figures (png + pdf), see TABLES/FIGURES."""
+    """Write the experiment's tables (csv + md) and figures (png + pdf), see TABLES/FIGURES,
+    named ``<id>-<experiment>[-<detail>]`` (docs/outputs.md)."""
     s = ex.AnalysisSettings.from_config(study)
     want = experiment_outputs(cfg)
     per_model = pd.read_csv(per_model_csv)
@@ -365,11 +367,11 @@ def write_report(
     n = summary["N"]
 
     def table(key: str, df: pd.DataFrame) -> None:
-        save_table(df, tdir / f"{name}-{key}.csv",
+        save_table(df, tdir / f"{output_name(key, name)}.csv",
                    title=f"{TABLES[key]} ({name}, N = {n}, gamma = {summary.get('gamma', 0):.4f})")
 
     def figure(key: str, fig: Any) -> None:
-        save_figure(fig, fdir / f"{name}-{key}.png")
+        save_figure(fig, fdir / f"{output_name(key, name)}.png")
 
     def curves(zoo: str) -> dict[str, np.ndarray] | None:
         if f"curve_accuracy_{zoo}" not in z:
@@ -380,43 +382,43 @@ def write_report(
                               raw[f"churn_{r}"])
              for r in dict.fromkeys(per_model["regime"])}
     for key in want["tables"]:
-        if key == "table1-ensembles":
+        if key == "table1":
             table(key, ex.table1(ens, cut, summary["fig5_delta_a"]))
-        elif key == "table2-sources":
+        elif key == "table2":
             table(key, ex.table2(per_model, summary["ensemble_accuracy"], cut))
-        elif key == "table3-pairwise-churn":
+        elif key == "table3":
             table(key, ex.table3(pairs, cut))
-        elif key == "checks":
+        elif key == "extra-checks":
             table(key, ex.checks_table(per_model, ens, cut))
-        elif key in ("table4-equal-accuracy", "table5-transfer"):
+        elif key in ("table4", "table5"):
             table(key, ex.table_top_band(per_model[per_model["regime"] == "S_all"], band))
     sall = per_model[per_model["regime"] == "S_all"]
     for key in want["figures"]:
         label = f"{FIGURES[key]} ({name})"
-        if key == "fig04-gaps-and-curves":
+        if key == "fig4":
             logits = z[f"logits_{ex.ENSEMBLE_ZOO}"]
             m = ex.split_reference(len(logits), s.reference_fraction)
             fig = fg.fig_gap_histogram_and_curves(s.gaps(logits[m:]), curves(ex.ENSEMBLE_ZOO),
                                                   label)
-        elif key == "fig05-linf-vs-accuracy":
+        elif key == "fig5":
             fig = fg.fig_ensemble_scatter(ens, "linf_to_reference", "L_inf(reference, ensemble)",
                                           label, hline=summary["fig5_delta_a"])
-        elif key in ("fig06-accuracy-vs-churn", "fig15-accuracy-vs-churn-heads"):
+        elif key in ("fig6", "fig15"):
             fig = fg.fig_ensemble_panels(ens, "churn_vs_full_ensemble", "churn w.r.t. ensemble",
                                          label)
-        elif key in ("fig07-accuracy-vs-ece", "fig16-accuracy-vs-ece-heads"):
+        elif key in ("fig7", "fig16"):
             fig = fg.fig_ensemble_panels(ens, "ece", "ECE", label)
-        elif key == "fig08-alpha-vs-accuracy-ensembles":
+        elif key == "fig8":
             fig = fg.fig_ensemble_scatter(ens, "alpha_hat", "alpha-hat", label, hline=cut)
-        elif key == "fig09-alpha-vs-accuracy-sources":
+        elif key == "fig9":
             fig = fg.fig_alpha_vs_accuracy(per_model, cut, label)
-        elif key == "fig10-pairwise-alpha-by-churn":
+        elif key == "fig10":
             fig = fg.fig_pairwise(pairs, label)
-        elif key in ("fig11-alpha-vs-metrics", "fig14-alpha-vs-metrics-heads"):
+        elif key in ("fig11", "fig14"):
             fig = fg.fig_alpha_vs_metrics(sall, cut, label)
-        elif key == "fig12-metrics-3d":
+        elif key == "fig12":
             fig = fg.fig_3d(sall, label)
-        elif key == "fig13-head-curves":
+        elif key == "fig13":
             fig = fg.fig_curves(curves("S_all"), label)
         else:  # pragma: no cover - FIGURES and this dispatch are kept in sync by tests
             raise KeyError(key)

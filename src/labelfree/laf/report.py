@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from labelfree import plots, store
-from labelfree.laf import paper
+from labelfree.laf import layout, paper
 
 log = logging.getLogger(__name__)
 
@@ -708,29 +708,29 @@ def fig_quality_diversity(raw, zoos, png: Path):
 # ---------------------------------------------------------------------------------------------
 
 TITLES = {
-    "rq1_id": "RQ1, reproduces Tables 3 and 4 (ID rows): LaF vs CRC, Spearman/Kendall; "
+    "table3-4-id": "RQ1, reproduces Tables 3 and 4 (ID rows): LaF vs CRC, Spearman/Kendall; "
     "sampling baselines averaged over budgets and repetitions (Figs. 5-6); paper rows = Tables 3/4",
-    "rq1_id_jaccard": "RQ1, reproduces Table 5: Jaccard of the top-k models on ID test sets "
+    "table5": "RQ1, reproduces Table 5: Jaccard of the top-k models on ID test sets "
     "(baselines averaged over budgets and repetitions; correct top-k for CES, spec 4.4)",
-    "rq2_corruptions_spearman": "RQ2, reproduces Table 6 (and Table 3 LaF/CRC columns): "
+    "table6": "RQ2, reproduces Table 6 (and Table 3 LaF/CRC columns): "
     "Spearman per corruption, mean over the five severities",
-    "rq2_corruptions_kendall": "RQ2, reproduces Table 7 (and Table 4 LaF/CRC columns): "
+    "table7": "RQ2, reproduces Table 7 (and Table 4 LaF/CRC columns): "
     "Kendall tau-b per corruption, mean over the five severities",
-    "rq2_corruptions_by_severity": "RQ2, per-severity rows behind Tables 6 and 7 "
+    "table6-by_severity": "RQ2, per-severity rows behind Tables 6 and 7 "
     "(spec 6.6 item 9), with zoo quality and diversity",
-    "rq2_natural": "RQ2, reproduces Tables 3 and 4 (natural-shift rows) and the averages of Fig. 7",
-    "rq2_natural_jaccard": "RQ2, reproduces Table 8: Jaccard of the top-k models under natural "
+    "table3-4-natural": "RQ2, reproduces Tables 3 and 4 (natural-shift rows) and the averages of Fig. 7",
+    "table8": "RQ2, reproduces Table 8: Jaccard of the top-k models under natural "
     "shift",
-    "rq3_ablation": "RQ3, reproduces Tables 9 and 10: LaF vs w/o pruning vs w/o optimizing",
-    "rq4_subsets": "RQ4, data of Fig. 8: LaF Spearman on random fractions of inputs / models",
-    "rq4_quality_diversity": "RQ4, data of Fig. 9: LaF Spearman per test set vs zoo quality "
+    "table9-10": "RQ3, reproduces Tables 9 and 10: LaF vs w/o pruning vs w/o optimizing",
+    "fig8": "RQ4, data of Fig. 8: LaF Spearman on random fractions of inputs / models",
+    "fig9": "RQ4, data of Fig. 9: LaF Spearman per test set vs zoo quality "
     "and diversity",
-    "appendix_a1_budgets": "Appendix, reproduces Table A1: sampling baselines with larger "
+    "tableA1": "Appendix, reproduces Table A1: sampling baselines with larger "
     "budgets vs LaF (Spearman; SDS NaN = budget above its pool)",
-    "appendix_a2_accuracy_range": "Appendix, reproduces Table A2: min-max accuracy (%) of the "
+    "tableA2": "Appendix, reproduces Table A2: min-max accuracy (%) of the "
     "zoo per corrupted set",
-    "efficiency": "Section 7: wall time per method and test set (seconds)",
-    "checks": "Checks: spec section 8's conclusions that should remain visible at small scale "
+    "extra-efficiency": "Section 7: wall time per method and test set (seconds)",
+    "extra-checks": "Checks: spec section 8's conclusions that should remain visible at small scale "
     "(required = yes) and those not expected to replicate (required = no), measured on this run; "
     "one number and one threshold per row, no slack",
 }
@@ -744,41 +744,43 @@ def write_all(
     ks: Sequence[int] = (1, 3, 5, 10),
     clone_zoos: Sequence[str] | None = None,
 ) -> None:
-    """Write every table (csv + md) and figure (png + pdf) of the study."""
+    """Write every table (csv + md) and figure (png + pdf) of the study, named by
+    :data:`labelfree.laf.layout.TABLES` and ``FIGURES`` (docs/outputs.md)."""
     raw = load_raw(zoos, raw_dir)
     if clone_zoos is None:
         mdl = raw["models"]
         clone_zoos = sorted(set(mdl[mdl.model.str.contains("-copy")].zoo)) if len(mdl) else []
     tdir, fdir = Path(tables_dir), Path(figures_dir)
     tables = {
-        "rq1_id": table_rq1(raw, zoos),
-        "rq1_id_jaccard": table_jaccard(raw, zoos, "id", ks),
-        "rq2_corruptions_spearman": table_corruptions(raw, zoos, "spearman"),
-        "rq2_corruptions_kendall": table_corruptions(raw, zoos, "kendall"),
-        "rq2_corruptions_by_severity": table_by_severity(raw, zoos),
-        "rq2_natural": table_natural(raw, zoos),
-        "rq2_natural_jaccard": table_jaccard(raw, zoos, "natural", ks),
-        "rq3_ablation": table_ablation(raw, zoos),
-        "rq4_subsets": table_rq4_subsets(raw, zoos),
-        "rq4_quality_diversity": table_quality_diversity(raw, zoos),
-        "appendix_a1_budgets": table_a1(raw, zoos),
-        "appendix_a2_accuracy_range": table_a2(raw, zoos),
-        "efficiency": table_efficiency(raw, zoos),
-        "checks": table_checks(raw, zoos, clone_zoos),
+        "table3-4-id": table_rq1(raw, zoos),
+        "table5": table_jaccard(raw, zoos, "id", ks),
+        "table6": table_corruptions(raw, zoos, "spearman"),
+        "table7": table_corruptions(raw, zoos, "kendall"),
+        "table6-by_severity": table_by_severity(raw, zoos),
+        "table3-4-natural": table_natural(raw, zoos),
+        "table8": table_jaccard(raw, zoos, "natural", ks),
+        "table9-10": table_ablation(raw, zoos),
+        "fig8": table_rq4_subsets(raw, zoos),
+        "fig9": table_quality_diversity(raw, zoos),
+        "tableA1": table_a1(raw, zoos),
+        "tableA2": table_a2(raw, zoos),
+        "extra-efficiency": table_efficiency(raw, zoos),
+        "extra-checks": table_checks(raw, zoos, clone_zoos),
     }
-    for name, df in tables.items():
+    for stem, df in tables.items():
         if df.empty:
             df = pd.DataFrame({"note": ["no test set of this kind in the configured zoos"]})
         if "zoo" in df:
             df["zoo"] = df["zoo"].astype(str)
-        store.save_table(df, tdir / f"{name}.csv", title=TITLES[name])
-        log.info("wrote %s (%d rows)", tdir / f"{name}.csv", len(df))
+        path = tdir / f"{layout.name(stem)}.csv"
+        store.save_table(df, path, title=TITLES[stem])
+        log.info("wrote %s (%d rows)", path, len(df))
     fig_budget(
         raw,
         zoos,
         "id",
         "spearman",
-        fdir / "rq1_spearman_budget.png",
+        fdir / f"{layout.name('fig5')}.png",
         "Fig. 5: Spearman vs labelling budget, ID (mean +- 1 std over repetitions)",
     )
     fig_budget(
@@ -786,7 +788,7 @@ def write_all(
         zoos,
         "id",
         "kendall",
-        fdir / "rq1_kendall_budget.png",
+        fdir / f"{layout.name('fig6')}.png",
         "Fig. 6: Kendall vs labelling budget, ID (mean +- 1 std over repetitions)",
     )
     fig_budget(
@@ -794,18 +796,18 @@ def write_all(
         zoos,
         "natural",
         "spearman",
-        fdir / "rq2_natural_budget.png",
+        fdir / f"{layout.name('fig7')}.png",
         "Fig. 7: Spearman vs labelling budget, natural shift",
     )
-    fig_corruptions(raw, zoos, fdir / "rq2_corruptions.png")
-    fig_rq4_subsets(raw, zoos, fdir / "rq4_subsets.png")
-    fig_quality_diversity(raw, zoos, fdir / "rq4_quality_diversity.png")
+    fig_corruptions(raw, zoos, fdir / f"{layout.name('table6')}.png")
+    fig_rq4_subsets(raw, zoos, fdir / f"{layout.name('fig8')}.png")
+    fig_quality_diversity(raw, zoos, fdir / f"{layout.name('fig9')}.png")
     fig_budget(
         raw,
         zoos,
         "id",
         "spearman",
-        fdir / "appendix_a1_budgets.png",
+        fdir / f"{layout.name('tableA1')}.png",
         "Table A1 as a figure: Spearman up to the large budgets, ID",
         large=True,
     )

@@ -18,40 +18,49 @@ import pandas as pd
 from labelfree.metamorphic import analysis as an
 from labelfree.metamorphic import chunked as ck
 from labelfree.metamorphic.followups import COLOURSETS
+from labelfree.outputs import POOLED, output_name
 from labelfree.store import load_npz, read_image_set, save_figure, save_json, save_table
 
 log = logging.getLogger(__name__)
 
-#: Final outputs (stem -> title) of the report rule, in results/metamorphic/tables/.
+#: Final outputs (stem -> title) of the report rule, in results/metamorphic/tables/; every output
+#: pools the study's zoos, so its file is <id>-all[-<detail>] (:func:`out_name`, docs/outputs.md).
 TABLES = {
-    "table1-3_oracle_precision": "Tables 1-3 (RQ1): oracle precision of MR-1/MR-2 flags, measured "
+    "table1-3": "Tables 1-3 (RQ1): oracle precision of MR-1/MR-2 flags, measured "
     "from the hidden masks of DigitScenes, with the false-positive categories",
-    "table4_colours": "Table 4 (RQ2): 3 vs 15 colours, contingency, chi-square (Yates) and Cramer's V",
-    "table5-6_prevalence": "Tables 5-6 (RQ3): unreliable inferences per model, count (ratio to #correct)",
-    "fig6_frequency": "Fig. 6 (RQ3): share of flagged inputs flagged by exactly n models",
-    "fig8_object_size": "Fig. 8 (RQ4): flagged-and-correct / all images per object-size bin",
-    "table7-8_accuracy": "Tables 7-8 (RQ5): accuracy of Unreliable / Reliable inferences",
-    "table7_wilcoxon": "RQ5: Reliable - Original gain (pp) and exact one-sided Wilcoxon p",
-    "fig9_training": "Fig. 9 (RQ6): accuracy and MR ratios over training epochs",
-    "fig10_accuracy": "Fig. 10 (RQ6): accuracy vs MR ratios across the zoo, Pearson r",
-    "bias_calibration": "Spec 7.3 pilot table: training bias x test bias -> accuracy and MR ratios",
-    "mr2_recall": "Beyond the paper: MR-2 recall against counterfactual ground truth (check H)",
-    "rq1_annotation_sizes": "RQ1 manual check: flags (violated and correct) per model and MR with the "
+    "table4": "Table 4 (RQ2): 3 vs 15 colours, contingency, chi-square (Yates) and Cramer's V",
+    "table5-6": "Tables 5-6 (RQ3): unreliable inferences per model, count (ratio to #correct)",
+    "fig6": "Fig. 6 (RQ3): share of flagged inputs flagged by exactly n models",
+    "fig8": "Fig. 8 (RQ4): flagged-and-correct / all images per object-size bin",
+    "table7-8": "Tables 7-8 (RQ5): accuracy of Unreliable / Reliable inferences",
+    "table7-wilcoxon": "RQ5: Reliable - Original gain (pp) and exact one-sided Wilcoxon p",
+    "fig9": "Fig. 9 (RQ6): accuracy and MR ratios over training epochs",
+    "fig10": "Fig. 10 (RQ6): accuracy vs MR ratios across the zoo, Pearson r",
+    "extra-bias_calibration": "Spec 7.3 pilot table: training bias x test bias -> accuracy and MR ratios",
+    "extra-mr2_recall": "Beyond the paper: MR-2 recall against counterfactual ground truth (check H)",
+    "table1-3-annotation_sizes": "RQ1 manual check: flags (violated and correct) per model and MR with the "
     "Cochran sample size (z, e, p = 0.5, finite-population correction, rounded up); the sample is "
     "annotation/rq1_sample.csv",
-    "fig7_most_flagged": "Fig. 7 (RQ4): the inputs flagged (MR-1 or MR-2, violated and correct) by the "
+    "fig7": "Fig. 7 (RQ4): the inputs flagged (MR-1 or MR-2, violated and correct) by the "
     "most models of the unbiased zoo, with their object-area ratio",
-    "checks": "Checks A-H of metamorphic.md 7.4 (A-F hard, G soft, H reported) and the paper's "
+    "extra-checks": "Checks A-H of metamorphic.md 7.4 (A-F hard, G soft, H reported) and the paper's "
     "conclusions at small scale: check, value, threshold, holds, switch (documented deviation)",
 }
 FIGURES = {
-    "fig6_frequency": "Fig. 6",
-    "fig8_object_size": "Fig. 8",
-    "fig9_training": "Fig. 9",
-    "fig10_accuracy": "Fig. 10",
-    "fig7_most_flagged": "Fig. 7",
-    "gallery": "Figs. 1, 2, 4, 5",
+    "fig6": "Fig. 6",
+    "fig8": "Fig. 8",
+    "fig9": "Fig. 9",
+    "fig10": "Fig. 10",
+    "fig7": "Fig. 7",
+    "fig1-5-gallery": "Figs. 1, 2, 4, 5",
 }
+
+
+
+def out_name(stem: str) -> str:
+    """The file name (no suffix) of a metamorphic table or figure (docs/outputs.md)."""
+    return output_name(stem, POOLED)
+
 
 MR_LABEL = {"MR1": "MR-1", "MR2": "MR-2", "MR1&2": "MR-1&2"}
 
@@ -102,44 +111,44 @@ def write_report(
 
     # RQ1 ------------------------------------------------------------------------------------
     rq1 = _rq1(summary, mm)
-    save_table(rq1, tdir / "table1-3_oracle_precision.csv", title=TABLES["table1-3_oracle_precision"])
+    save_table(rq1, tdir / f"{out_name('table1-3')}.csv", title=TABLES["table1-3"])
     # RQ2 ------------------------------------------------------------------------------------
     rq2 = _rq2(images, mm)
-    save_table(rq2, tdir / "table4_colours.csv", title=TABLES["table4_colours"], float_format="%.4g")
+    save_table(rq2, tdir / f"{out_name('table4')}.csv", title=TABLES["table4"], float_format="%.4g")
     # RQ3 ------------------------------------------------------------------------------------
     mains = main_rows(summary, mm)
     t5 = _prevalence(mains)
-    save_table(t5, tdir / "table5-6_prevalence.csv", title=TABLES["table5-6_prevalence"])
+    save_table(t5, tdir / f"{out_name('table5-6')}.csv", title=TABLES["table5-6"])
     f6 = _fig6(images, mm, unb, fdir)
-    save_table(f6, tdir / "fig6_frequency.csv", title=TABLES["fig6_frequency"])
+    save_table(f6, tdir / f"{out_name('fig6')}.csv", title=TABLES["fig6"])
     # RQ4 ------------------------------------------------------------------------------------
     f8, rho_c = _fig8(images, mm, unb, ref_model, fdir)
-    save_table(f8, tdir / "fig8_object_size.csv", title=TABLES["fig8_object_size"])
+    save_table(f8, tdir / f"{out_name('fig8')}.csv", title=TABLES["fig8"])
     # RQ5 ------------------------------------------------------------------------------------
     t7 = _accuracy_table(mains)
-    save_table(t7, tdir / "table7-8_accuracy.csv", title=TABLES["table7-8_accuracy"])
+    save_table(t7, tdir / f"{out_name('table7-8')}.csv", title=TABLES["table7-8"])
     w = _wilcoxon(mains, unb)
-    save_table(w, tdir / "table7_wilcoxon.csv", title=TABLES["table7_wilcoxon"], float_format="%.4g")
+    save_table(w, tdir / f"{out_name('table7-wilcoxon')}.csv", title=TABLES["table7-wilcoxon"], float_format="%.4g")
     # RQ6 ------------------------------------------------------------------------------------
     f9 = _fig9(summary, mm, unb, fdir)
-    save_table(f9, tdir / "fig9_training.csv", title=TABLES["fig9_training"])
+    save_table(f9, tdir / f"{out_name('fig9')}.csv", title=TABLES["fig9"])
     f10, r10 = _fig10(mains, unb, fdir)
-    save_table(f10, tdir / "fig10_accuracy.csv", title=TABLES["fig10_accuracy"])
+    save_table(f10, tdir / f"{out_name('fig10')}.csv", title=TABLES["fig10"])
     # bias calibration and recall ------------------------------------------------------------
     bias = _bias_table(summary, mm, ref_model)
-    save_table(bias, tdir / "bias_calibration.csv", title=TABLES["bias_calibration"])
+    save_table(bias, tdir / f"{out_name('extra-bias_calibration')}.csv", title=TABLES["extra-bias_calibration"])
     rec = _recall_table(summary, mm)
-    save_table(rec, tdir / "mr2_recall.csv", title=TABLES["mr2_recall"])
+    save_table(rec, tdir / f"{out_name('extra-mr2_recall')}.csv", title=TABLES["extra-mr2_recall"])
     # RQ1 manual-check export and Fig. 7 ------------------------------------------------------
     sizes, sample = rq1_annotation(images, summary, mm)
-    save_table(sizes, tdir / "rq1_annotation_sizes.csv", title=TABLES["rq1_annotation_sizes"])
+    save_table(sizes, tdir / f"{out_name('table1-3-annotation_sizes')}.csv", title=TABLES["table1-3-annotation_sizes"])
     save_table(sample, out / "annotation" / "rq1_sample.csv",
                title="RQ1 annotation form: one row per sampled flag; annotators fill the blank columns")
     f7 = _fig7(images, mm, unb, gallery or {}, fdir)
-    save_table(f7, tdir / "fig7_most_flagged.csv", title=TABLES["fig7_most_flagged"])
+    save_table(f7, tdir / f"{out_name('fig7')}.csv", title=TABLES["fig7"])
     # checks ---------------------------------------------------------------------------------
     checks = _checks(summary, mains, rq1, rq2, bias, f6, f9, rho_c, w, r10, rec, mm, ref_model, f7, images)
-    save_table(checks, tdir / "checks.csv", title=TABLES["checks"], float_format="%.4g")
+    save_table(checks, tdir / f"{out_name('extra-checks')}.csv", title=TABLES["extra-checks"], float_format="%.4g")
     res["checks"] = checks.to_dict("records")
     save_json(res, out / "raw" / "checks.json")
     # gallery ----------------------------------------------------------------------------------
@@ -295,7 +304,7 @@ def _fig6(images: pd.DataFrame, mm: Mapping[str, Any], unb: str | None, fdir: Pa
     ax.set_ylabel("share of flagged inputs")
     ax.set_title(f"Fig. 6 analogue: {unb} zoo")
     ax.legend()
-    save_figure(fig, fdir / "fig6_frequency.png")
+    save_figure(fig, fdir / f"{out_name('fig6')}.png")
     return df
 
 
@@ -332,7 +341,7 @@ def _fig8(images, mm, unb, ref_model, fdir) -> tuple[pd.DataFrame, float]:
     ax.set_ylabel("flagged & correct / images in bin")
     ax.set_title(f"Fig. 8 analogue: {ref_model}\nMR-2 Spearman rho = {rho:.2f}", fontsize=8)
     ax.legend()
-    save_figure(fig, fdir / "fig8_object_size.png")
+    save_figure(fig, fdir / f"{out_name('fig8')}.png")
     return pd.DataFrame(rows), rho
 
 
@@ -404,7 +413,7 @@ def _fig9(summary, mm, unb, fdir) -> pd.DataFrame:
     ax[1].legend()
     fig.suptitle(f"Fig. 9 analogue: width {mm['epochs']['width']}, seed {mm['epochs']['seed']}",
                  fontsize=9)
-    save_figure(fig, fdir / "fig9_training.png")
+    save_figure(fig, fdir / f"{out_name('fig9')}.png")
     return df
 
 
@@ -425,7 +434,7 @@ def _fig10(mains, unb, fdir) -> tuple[pd.DataFrame, dict[str, float]]:
     ax.set_ylabel("ratio to #correct")
     ax.set_title(f"Fig. 10 analogue: {unb} zoo")
     ax.legend(fontsize=7)
-    save_figure(fig, fdir / "fig10_accuracy.png")
+    save_figure(fig, fdir / f"{out_name('fig10')}.png")
     rows = [{"model": m, "width": w_, "epochs": e, "acc": a, "MR-1 ratio": r1, "MR-2 ratio": r2,
              "MR-1&2 ratio": r12}
             for m, w_, e, a, r1, r2, r12 in zip(g["model"], g["width"], g["epochs"], g["acc"],
@@ -644,7 +653,7 @@ def _fig7(images, mm, unb, paths: Mapping[str, str], fdir: Path, top: int = 8) -
         fig, ax = plots.figure(width=3, height=1)
         ax.text(0.5, 0.5, "no flagged inputs to show", ha="center")
         ax.axis("off")
-    save_figure(fig, fdir / "fig7_most_flagged.png")
+    save_figure(fig, fdir / f"{out_name('fig7')}.png")
     return df
 
 
@@ -698,4 +707,4 @@ def _gallery(images, mm, ref_model, unb, paths: Mapping[str, str], fdir: Path) -
         fig, ax = plots.figure(width=3, height=1)
         ax.text(0.5, 0.5, "no flagged inferences to show", ha="center")
         ax.axis("off")
-    save_figure(fig, fdir / "gallery.png")
+    save_figure(fig, fdir / f"{out_name('fig1-5-gallery')}.png")

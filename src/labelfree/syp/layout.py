@@ -222,16 +222,19 @@ def alternatives(names: Sequence[str]) -> str:
     return "|".join(re.escape(n) for n in names) if names else "(?!)"
 
 
+#: stems (docs/outputs.md) of the tables and figures; the files are
+#: ``results/syp/{tables,figures}/<id>-<syp zoo>[-<detail>]``, captions
+#: ``workflow/report/syp/{tables,figures}/<stem>.rst``
 TABLE_NAMES = (
-    "table1_methods",
-    "table2_configurations",
-    "table3_indicators",
-    "table4_capacity",
-    "table5_normalisation",
-    "tau_selection",
-    "predictions",
-    "fig4-5_meta_fit",
-    "fig10_sensitivity",
-    "checks",
+    "table1",
+    "table2",
+    "table3",
+    "table4",
+    "table5",
+    "extra-tau_selection",
+    "extra-predictions",
+    "fig4-5",
+    "fig10",
+    "extra-checks",
 )
-FIGURE_NAMES = ("scatter_val", "fig4-5_meta_bars", "fig6-7_val_bars", "fig10_sensitivity")
+FIGURE_NAMES = ("extra-scatter_val", "fig4-5", "fig6-7", "fig10")

@@ -82,41 +82,34 @@ def at_sheets(experiment):
 
 
 def at_report_outputs():
-    """Every table (csv + md) and figure (png + pdf) of every experiment, report()-wrapped."""
+    """Every table (csv + md) and figure (png + pdf) of every experiment, report()-wrapped;
+    named <id>-<experiment>[-<detail>] (docs/outputs.md)."""
     out = []
     for exp, o in AT_OUTPUTS.items():
-        for key in o["tables"]:
-            base = f"results/alphatrim/tables/{exp}-{key}"
-            out += [
-                at_report(
-                    f"{base}.csv",
-                    caption=f"../report/alphatrim/{key}.rst",
-                    category="alphatrim",
-                    subcategory=exp,
-                ),
-                f"{base}.md",
-            ]
-        for key in o["figures"]:
-            base = f"results/alphatrim/figures/{exp}-{key}"
-            out += [
-                at_report(
-                    f"{base}.png",
-                    caption=f"../report/alphatrim/{key}.rst",
-                    category="alphatrim",
-                    subcategory=exp,
-                ),
-                f"{base}.pdf",
-            ]
+        for kind, key_list, exts in (
+            ("tables", o["tables"], ("csv", "md")),
+            ("figures", o["figures"], ("png", "pdf")),
+        ):
+            for key in key_list:
+                out += [
+                    at_report(
+                        at_output_file(exp, key, kind, exts[0]),
+                        caption=f"../report/alphatrim/{kind}/{key}.rst",
+                        category="alphatrim",
+                        subcategory=exp,
+                    ),
+                    at_output_file(exp, key, kind, exts[1]),
+                ]
     return out
 
 
 def alphatrim_targets():
     return [
-        f"results/alphatrim/tables/{e}-{k}.csv"
+        at_output_file(e, k, "tables", "csv")
         for e, o in AT_OUTPUTS.items()
         for k in o["tables"]
     ] + [
-        f"results/alphatrim/figures/{e}-{k}.png"
+        at_output_file(e, k, "figures", "png")
         for e, o in AT_OUTPUTS.items()
         for k in o["figures"]
     ]

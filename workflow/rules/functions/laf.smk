@@ -98,8 +98,14 @@ def laf_part_params(azoo, part):
 
 
 def laf_targets():
-    out = [f"results/laf/tables/{t}.csv" for t, _ in LAF_TABLES]
-    out += [f"results/laf/tables/{t}.md" for t, _ in LAF_TABLES]
-    out += [f"results/laf/figures/{f}.png" for f, _ in LAF_FIGURES]
-    out += [f"results/laf/figures/{f}.pdf" for f, _ in LAF_FIGURES]
+    out = [
+        f"results/laf/tables/{laf_layout.name(t)}.{e}"
+        for t, _ in LAF_TABLES
+        for e in ("csv", "md")
+    ]
+    out += [
+        f"results/laf/figures/{laf_layout.name(f)}.{e}"
+        for f, _ in LAF_FIGURES
+        for e in ("png", "pdf")
+    ]
     return out

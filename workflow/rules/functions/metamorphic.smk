@@ -74,9 +74,11 @@ def metamorphic_targets():
     if not MM["zoos"]:
         return []
     return [
-        f"results/metamorphic/tables/{t}.{e}" for t in MM_TABLES for e in ("csv", "md")
+        f"results/metamorphic/tables/{output_name(t, POOLED)}.{e}"
+        for t in MM_TABLES
+        for e in ("csv", "md")
     ] + [
-        f"results/metamorphic/figures/{f}.{e}"
+        f"results/metamorphic/figures/{output_name(f, POOLED)}.{e}"
         for f in MM_FIGURES
         for e in ("png", "pdf")
     ]

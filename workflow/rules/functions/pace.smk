@@ -69,24 +69,34 @@ def pace_subject_specs():
     return specs
 
 
+def pace_table(stem, ext="csv", scope=None):
+    """results/pace/tables/<name>.<ext>, <name> from the stem and the pace zoo (docs/outputs.md)."""
+    return f"results/pace/tables/{output_name(stem, scope or PACE_ZOO)}.{ext}"
+
+
+def pace_figure(stem, ext="png"):
+    """results/pace/figures/<name>.<ext> (docs/outputs.md)."""
+    return f"results/pace/figures/{output_name(stem, PACE_ZOO)}.{ext}"
+
+
 def pace_report_outputs():
     out = {}
-    for key, name in PACE_TABLES.items():
+    for key, stem in PACE_TABLES.items():
         out[key] = report(
-            f"results/pace/tables/{name}.csv",
-            caption=f"../report/pace/{name}.rst",
+            pace_table(stem),
+            caption=f"../report/pace/tables/{stem}.rst",
             category="pace",
             subcategory="tables",
         )
-        out[f"{key}_md"] = f"results/pace/tables/{name}.md"
-    for key, name in PACE_FIGURES.items():
+        out[f"{key}_md"] = pace_table(stem, "md")
+    for key, stem in PACE_FIGURES.items():
         out[key] = report(
-            f"results/pace/figures/{name}.png",
-            caption=f"../report/pace/{name}.rst",
+            pace_figure(stem),
+            caption=f"../report/pace/figures/{stem}.rst",
             category="pace",
             subcategory="figures",
         )
-        out[f"{key}_pdf"] = f"results/pace/figures/{name}.pdf"
+        out[f"{key}_pdf"] = pace_figure(stem, "pdf")
     return out
 
 
@@ -103,8 +113,8 @@ def pace_targets():
     if not PACE_ON:
         return []
     return [
-        *(f"results/pace/tables/{n}.csv" for n in PACE_TABLES.values()),
-        "results/pace/tables/pace_cross_dataset.csv",
-        *(f"results/pace/figures/{n}.png" for n in PACE_FIGURES.values()),
-        "results/pace/tables/pace_subjects.csv",
+        *(pace_table(s) for s in PACE_TABLES.values()),
+        pace_table(PACE_CROSS_STEM, scope=POOLED),
+        *(pace_figure(s) for s in PACE_FIGURES.values()),
+        pace_table(PACE_SUBJECTS_STEM),
     ]

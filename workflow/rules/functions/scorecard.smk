@@ -2,7 +2,11 @@
 
 import fnmatch
 
+# Outputs per zoo, none a paper's (docs/outputs.md): tables extra-<zoo>-<t>, figure
+# extra-<zoo>-scorecard; captions in report/scorecard/{tables,figures}/<stem>.rst
 SCORECARD_TABLES = ("estimation", "ranking", "fewlabel", "best")
+SCORECARD_STEMS = {t: f"extra-{t}" for t in SCORECARD_TABLES}
+SCORECARD_FIGURE = "extra-scorecard"
 
 
 def scorecard_zoos():
@@ -73,6 +77,9 @@ def scorecard_groups(zoo):
 def scorecard_targets():
     out = []
     for z in scorecard_zoos():
-        out += [f"results/scorecard/tables/{z}-{t}.csv" for t in SCORECARD_TABLES]
-        out.append(f"results/scorecard/figures/{z}.png")
+        out += [
+            f"results/scorecard/tables/{output_name(SCORECARD_STEMS[t], z)}.csv"
+            for t in SCORECARD_TABLES
+        ]
+        out.append(f"results/scorecard/figures/{output_name(SCORECARD_FIGURE, z)}.png")
     return out

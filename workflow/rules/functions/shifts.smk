@@ -27,9 +27,15 @@ def shifts_example_datasets():
     )
 
 
+# the example figure of a dataset, extra-<dataset>-examples (docs/outputs.md; it stands for LaF
+# Fig. 2, but the shifts layer is no paper's study)
+SHIFTS_EXAMPLES = "extra-examples"
+
+
 def shifts_example_targets():
     if not (SHIFTS["corruptions"] or SHIFTS["natural"]):
         return []
     return [
-        f"results/shifts/figures/{ds}_examples.png" for ds in shifts_example_datasets()
+        f"results/shifts/figures/{output_name(SHIFTS_EXAMPLES, ds)}.png"
+        for ds in shifts_example_datasets()
     ]

@@ -2,20 +2,25 @@
 
 
 def summary_checks():
-    """label -> checks table of every enabled study (alphatrim: one per experiment)."""
+    """label -> checks table of every enabled study (alphatrim: one per experiment), named
+    extra-<scope>-checks (docs/outputs.md)."""
     out = {}
     if study_enabled("laf"):
-        out["laf"] = "results/laf/tables/checks.csv"
+        out["laf"] = f"results/laf/tables/{output_name('extra-checks', POOLED)}.csv"
     if study_enabled("pace"):
-        out["pace"] = "results/pace/tables/pace_checks.csv"
+        out["pace"] = pace_table("extra-checks")
     if study_enabled("syp"):
-        out["syp"] = "results/syp/tables/checks.csv"
+        out["syp"] = SYP_TABLES["extra-checks"]
     if study_enabled("alphatrim"):
         for e, o in AT_OUTPUTS.items():
-            if "checks" in o["tables"]:
-                out[f"alphatrim/{e}"] = f"results/alphatrim/tables/{e}-checks.csv"
+            if "extra-checks" in o["tables"]:
+                out[f"alphatrim/{e}"] = at_output_file(
+                    e, "extra-checks", "tables", "csv"
+                )
     if study_enabled("metamorphic"):
-        out["metamorphic"] = "results/metamorphic/tables/checks.csv"
+        out["metamorphic"] = (
+            f"results/metamorphic/tables/{output_name('extra-checks', POOLED)}.csv"
+        )
     return out
 
 
@@ -30,4 +35,7 @@ def summary_best():
     """zoo -> the scorecard's which-method-when table, for every scored zoo."""
     if not SCORECARD["enabled"]:
         return {}
-    return {z: f"results/scorecard/tables/{z}-best.csv" for z in scorecard_zoos()}
+    return {
+        z: f"results/scorecard/tables/{output_name('extra-best', z)}.csv"
+        for z in scorecard_zoos()
+    }
