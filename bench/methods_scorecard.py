@@ -2,14 +2,15 @@
 
     nice -n 19 python bench/methods_scorecard.py                  # every method, full size
     nice -n 19 python bench/methods_scorecard.py --only COT NuclearNorm
-    python bench/methods_scorecard.py --n 2000 --k 100 --out /tmp/x.md   # another size
+    nice -n 19 python bench/methods_scorecard.py --n 1078 --k 10 --d 32 --budgets 10 20 40 \
+        --runs 5 --out bench/results/methods_scorecard_default.md   # one set of the default run
 
 Probabilities are float32 (M, N, K) = 800 MB for the default size, from a seeded generator in
 which model m is right with probability 0.5 + 0.02 m; a source set of the same size feeds the
 methods that need one; features (N, D=256) per model feed Dispersion and FD. Each method is timed
 once through the registry (wall clock ``time.perf_counter`` and process CPU time), after a warm-up
-call on a tiny zoo; few-label methods get one budget and one run. Beside the methods, a baseline
-row times COT with POT's ``ot.emd`` (the authors' library call, ``solver='emd'``) on the first
+call on a tiny zoo; few-label methods get ``--budgets`` and ``--runs`` (default one budget, one
+run). Beside the methods, a baseline row times COT with POT's ``ot.emd`` (the authors' library call, ``solver='emd'``) on the first
 ``--emd-models`` models, against the default certified solver on the same models.
 
 Results go to ``bench/results/methods_scorecard.md`` with the machine, commit (and whether the tree
@@ -89,7 +90,10 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=10_000)
     ap.add_argument("--k", type=int, default=1_000)
     ap.add_argument("--d", type=int, default=256)
-    ap.add_argument("--budget", type=int, default=80)
+    ap.add_argument("--budgets", type=int, nargs="+", default=[80],
+                    help="few-label budgets (selectors get the largest)")
+    ap.add_argument("--runs", type=int, default=1, help="runs of each few-label method")
+    ap.add_argument("--what", default="", help="what the size stands for (written in the header)")
     ap.add_argument("--emd-models", type=int, default=2,
                     help="models for the COT ot.emd baseline row (0: no baseline)")
     ap.add_argument("--only", nargs="*", help="run only these method names")
@@ -98,7 +102,7 @@ def main() -> None:
     P, y, feats = make_zoo(a.m, a.n, a.k, a.d, 0)
     Ps, ys, sfeats = make_zoo(a.m, a.n, a.k, a.d, 1)
     ctx = dict(source_probs=Ps, source_labels=ys, features=feats, source_features=sfeats)
-    tiny = dict(source_probs=Ps[:, :200, :], source_labels=ys[:200],
+    tiny = dict(source_probs=Ps[:, :200, :], source_labels=ys[:200],  # warm-up context
                 features=[f[:200] for f in feats], source_features=[f[:200] for f in sfeats])
     rows = []
     for m in methods():
@@ -109,14 +113,14 @@ def main() -> None:
         if missing(m, ctx):
             continue
 
-        def run(P_, c, b=a.budget, m=m):
+        def run(P_, c, b=tuple(a.budgets), m=m):
             if m.kind in ("rank", "estimate"):
                 return call(m.kind, m.name, P_, **c)
             if m.kind == "select":
-                return call("select", m.name, P_, b, 0, **c)
-            return call("fewlabel", m.name, P_, y[: P_.shape[1]], [b], 0, 1, **c)
+                return call("select", m.name, P_, max(b), 0, **c)
+            return call("fewlabel", m.name, P_, y[: P_.shape[1]], list(b), 0, a.runs, **c)
 
-        run(P[:, :200], tiny, b=min(a.budget, 10))  # warm-up (imports, caches)
+        run(P[:, :200], tiny, b=(10,))  # warm-up (imports, caches)
         load = os.getloadavg()[0]
         dt, cpu_s = _timed(lambda run=run: run(P, ctx))
         verdict = ("yes" if dt < 2.0 else "yes (cpu)" if cpu_s < 2.0
@@ -139,7 +143,8 @@ def main() -> None:
     lines = [
         "# bench/methods_scorecard.py results", "",
         f"- size: {a.m} models x {a.n} inputs x {a.k} classes (float32), source set of the same "
-        f"size, features D={a.d}; few-label budget {a.budget}, 1 run",
+        f"size, features D={a.d}; few-label budgets {a.budgets}, {a.runs} run(s) each, "
+        f"selectors the largest budget" + (f"; {a.what}" if a.what else ""),
         f"- machine: {cpu}, {os.cpu_count()} cores visible, {platform.system()} "
         f"{platform.release()}, numpy {np.__version__}; methods may use {n_workers()} threads "
         f"(models on threads where the registry says so)",

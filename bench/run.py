@@ -242,6 +242,15 @@ BENCHES = (
     Bench("methods_scorecard", "methods_scorecard.py",
           "every registered method on 10,000 x 1,000 x 20 models in < 2 s (issue 18 item 6)",
           "bench/results/methods_scorecard.md", parse_methods_scorecard, 8),
+    Bench("methods_scorecard_default", "methods_scorecard.py",
+          "every registered method on one test set of the default scorecard (20 models x 1,078 "
+          "digits x 10 classes, budgets 10/20/40, 5 runs) in < 2 s: COT, COTT and CODA cheap "
+          "enough to run by default (issue 18)",
+          "bench/results/methods_scorecard_default.md", parse_methods_scorecard, 1,
+          args=("--n", "1078", "--k", "10", "--d", "32", "--budgets", "10", "20", "40",
+                "--runs", "5", "--emd-models", "0", "--what", "one test set of the default "
+                "scorecard (config/config.yaml scorecard: digits zoos of 20 models)",
+                "--out", "bench/results/methods_scorecard_default.md")),
     Bench("metamorphic_memory", "metamorphic_memory.py",
           "peak memory of the streamed metamorphic steps independent of the dataset size "
           "(x1.1 at most from the smallest to the largest)",
