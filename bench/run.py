@@ -144,7 +144,8 @@ def parse_methods_scorecard(text: str) -> Measured:
             if len(c) >= 6 and (c[-1].startswith("yes") or c[-1].startswith("no"))]
     if not rows:
         return Measured("no method rows in the file")
-    slow = [f"{c[1]} {_num(c[2]):.1f} s wall / {_num(c[3]):.1f} s cpu" for c in rows
+    slow = [f"{c[1]} {_num(c[2]):.1f} s wall / {_num(c[3]):.1f} s cpu "
+            f"({_num(c[3]) / 4:.1f}x a 2-core budget of 4 cpu s)" for c in rows
             if c[-1].startswith("no")]
     by_cpu = sum(c[-1] == "yes (cpu)" for c in rows)
     skipped = [c for c in _table_rows(text) if c and c[-1].startswith("skipped")]
