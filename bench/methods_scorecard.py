@@ -50,7 +50,11 @@ WHY = {
     "CODA": "set-up: M float64 products (N x K)(K x K) for the class marginals (2 N M K^2 flops); "
             "then per label the EIG over every (item, predicted class) pair, sequential in labels",
     "ModelPicker": "sequential stream: one step per input for the 320 tuning runs",
-    "LaF": "labelfree.laf.core.rank",
+    "LaF": "labelfree.laf.core.rank (its own target: bench/run.py laf_rank)",
+    "ATC-SYP": "SYP's normalised entropy of every source and target row: 2 M N K float64 logs",
+    "ATC-NE": "negative entropy of every source and target row: 2 M N K float64 logs",
+    "Entropy": "M N K float64 logs",
+    "MaNo": "two or three float64 passes over M N K entries",
 }
 OUT = Path(__file__).resolve().parent / "results" / "methods_scorecard.md"
 
