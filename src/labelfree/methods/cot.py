@@ -10,9 +10,9 @@ class), so per-sample costs equal those of the n x n optimum except under exact 
 (tests/methods/test_cot.py checks both against the n x n solutions). The default solver is
 ``'certified'`` (``_transport``: greedy start, negative-cycle cancelling on the K-class graph until
 Bellman-Ford proves optimality; POT if that stalls), tested equal to ``ot.emd``: same assignment on
-generic rows, same total under ties; it costs a fraction of ``ot.emd``'s CPU time at 10000 x 1000
-(bench/methods_scorecard.py ``--only COT --solver emd`` times POT). ``solver='emd'`` is POT's
-network simplex on the same n x K problem. Cost per call: O(n K) memory. ``batch_size`` (default 10000, the authors' constant) bounds n
+generic rows, same total under ties; bench/methods_scorecard.py times both on the same models
+(its baseline rows). ``solver='emd'`` is POT's network simplex on the same n x K problem. Cost per
+call: O(n K) memory. ``batch_size`` (default 10000, the authors' constant) bounds n
 per batch; smaller values are a departure from the code, to be reported where used.
 """
 
