@@ -66,12 +66,18 @@ def test_graph_cost_limits_per_case(run):
 
 
 def test_methods_scorecard_lists_the_slow_ones(run):
-    text = ("| kind | method | wall s | cpu s | load | wall < 2 s |\n|---|---:|---:|---:|---:|---|\n"
-            "| rank | LaF | 1.677 | 1.087 | 4.0 | yes |\n| rank | FD | 32.137 | 21.004 | 4.5 | no |\n"
-            "| estimate | COT |  |  |  | skipped (slow; --all) |\n")
+    # the verdicts bench/methods_scorecard.py writes: "yes", "yes (cpu)", "no: <cause>";
+    # baseline rows are no methods
+    head = "| kind | method | wall s | cpu s | load | verdict |\n|---|---|---:|---:|---:|---|\n"
+    text = head + ("| rank | LaF | 1.677 | 1.087 | 4.0 | yes |\n"
+                   "| rank | MaNo | 2.500 | 1.500 | 6.0 | yes (cpu) |\n"
+                   "| rank | FD | 32.137 | 21.004 | 4.5 | no: two D x D eigendecompositions |\n"
+                   "| baseline | COT solver=emd, models 0-1 | 9.000 | 8.000 | 4.0 | baseline |\n")
     got = run.parse_methods_scorecard(text)
-    assert got.met is False and "1 of 2" in got.value and "FD 32.1 s" in got.value
-    assert "1 not timed" in got.value
+    assert got.met is False and "2 of 3" in got.value and "FD 32.1 s wall / 21.0 s cpu (5.3x a 2-core" in got.value
+    assert "1 of them on CPU time only" in got.value and "COT" not in got.value
+    ok = head + "| rank | LaF | 1.677 | 1.087 | 4.0 | yes |\n"
+    assert run.parse_methods_scorecard(ok).met is True
 
 
 def test_laf_rank_log(run):

@@ -202,3 +202,22 @@ def test_coda_cached_state_equals_recomputation_from_d():
     np.testing.assert_allclose(c.pbest(), c.pi @ F._pbest_rows(pdf, lc), rtol=1e-12)
     cand = c.candidates()
     np.testing.assert_allclose(c.eig(cand), c.eig_dense(cand), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("multiplier", [2.0, 400.0])
+def test_coda_key_rows_equal_the_literal_quadrature(multiplier):
+    """``Coda._fill_keys`` (products over the grid) equals ``_pbest_rows`` on the hypothetical
+    Beta grids of every key (spec 10 step 3), with the default prior and a 200 times stronger
+    (peaked Betas); the literal form's clip of the log-product at -80, the one stated difference,
+    acts in both (asserted: the cdf is 0 at the first grid point)."""
+    P, y = _zoo(6, 150, 5, [0.4, 0.5, 0.6, 0.7, 0.55, 0.65], 21)
+    c = F.Coda(P, multiplier=multiplier)
+    keys = np.arange(len(c._key_c))
+    c._fill_keys(keys)
+    cls, hit = c._key_c, c._key_hit[..., None]
+    pdf = np.where(hit, c._pdfA[cls], c._pdfB[cls])
+    lc = np.where(hit, c._lcA[cls], c._lcB[cls])
+    want = F._pbest_rows(pdf, lc)
+    np.testing.assert_allclose(c._key_r, want, rtol=1e-10, atol=1e-14)
+    clipped = (lc.sum(axis=-2, keepdims=True) - lc < -80).any()
+    assert clipped

@@ -117,3 +117,34 @@ def test_guide_is_the_mean_of_the_features(zoo):
     np.testing.assert_allclose(_guide(zoo["P"], {"features": f32}),
                                np.mean([f.astype(np.float64) for f in f32], axis=0), rtol=1e-14)
     assert np.array_equal(_guide(zoo["P"], {}), zoo["P"].mean(axis=0))
+
+
+@pytest.mark.parametrize("reduce", ["auto", "always"])
+def test_pace_labels_reuses_one_fit_with_the_same_picks(zoo, monkeypatch, reduce):
+    # PACE+labels fits PACE once when the features are not reduced (the seed reaches PACE only
+    # through the reducer) and once per seed when they are: the accuracies on the picks must equal
+    # those of one call("select", "PACE") per (run, budget), the code before the reuse; budgets
+    # above PACE's default n_max (180) check that smaller budgets are prefixes of a larger fit
+    import labelfree.pace.core as pc
+    from labelfree.methods import fewlabel as F
+
+    r = np.random.default_rng(5)
+    M, N, K = 3, 260, 4
+    y = r.integers(0, K, N)
+    P = softmax(r.normal(size=(M, N, K)) + 2.0 * np.eye(K)[y][None])
+    # 8 well-separated blobs: PACE's rule keeps the full features ("auto" does not reduce)
+    feats = [r.normal(size=(N, 6)) + 12.0 * np.eye(8, 6)[np.arange(N) % 8]] * M
+    budgets, runs = [10, 40, 200], 2
+    fits = []
+    real_fit = pc.fit
+    monkeypatch.setattr(pc, "fit", lambda *a, **k: fits.append(real_fit(*a, **k, reduce=reduce))
+                        or fits[-1])
+    got = call("fewlabel", "PACE+labels", P, y, budgets, 3, runs, features=feats)
+    n_fits = len(fits)
+    Y = P.argmax(2)
+    for rr in range(runs):
+        for j, b in enumerate(budgets):
+            idx = call("select", "PACE", P, b, 3 + 1000 * rr + j, features=feats)
+            np.testing.assert_array_equal(got.accuracy[rr, j], F.labelled_accuracy(Y, idx, y[idx]))
+    assert {f.reduced for f in fits[:n_fits]} == {reduce == "always"}
+    assert n_fits == (1 if reduce == "auto" else runs * len(budgets))

@@ -7,12 +7,12 @@ marginals) with POT's ``ot.emd``. Its n label points take only K distinct values
 n x K transportation problem ``ot.emd(ones(n), counts, 1 - P)`` (spec 3, "equivalent fast path"):
 same optimal cost, and POT's network simplex returns an integral vertex (each sample sent to one
 class), so per-sample costs equal those of the n x n optimum except under exact cost ties
-(tests/methods/test_cot.py checks both against the n x n solutions). ``solver='certified'`` is an
-exact alternative (``_transport``: greedy start, negative-cycle cancelling on the K-class graph until
-Bellman-Ford proves optimality), tested equal to ``ot.emd``; it is not the default: on
-bench/methods_scorecard.py's 10000 x 1000 zoo it was not cheaper than ``ot.emd`` (one run under
-heavy load, against the committed results file's ``ot.emd`` CPU seconds). Cost per call: O(n K) memory;
-bench/methods_scorecard.py times it. ``batch_size`` (default 10000, the authors' constant) bounds n
+(tests/methods/test_cot.py checks both against the n x n solutions). The default solver is
+``'certified'`` (``_transport``: greedy start, negative-cycle cancelling on the K-class graph until
+Bellman-Ford proves optimality; POT if that stalls), tested equal to ``ot.emd``: same assignment on
+generic rows, same total under ties; bench/methods_scorecard.py times both on the same models
+(its baseline rows). ``solver='emd'`` is POT's network simplex on the same n x K problem. Cost per
+call: O(n K) memory. ``batch_size`` (default 10000, the authors' constant) bounds n
 per batch; smaller values are a departure from the code, to be reported where used.
 """
 
@@ -53,7 +53,7 @@ def label_counts(d: np.ndarray, n: int, rng: random.Random) -> np.ndarray:
     return counts
 
 
-def transport_assign(P: np.ndarray, counts: np.ndarray, *, solver: str = "emd") -> np.ndarray:
+def transport_assign(P: np.ndarray, counts: np.ndarray, *, solver: str = "certified") -> np.ndarray:
     """Optimal class of every sample: argmin sum_i (1 - P[i, k_i]) s.t. #{i: k_i = k} = counts[k].
 
     The n x K transportation problem (supplies 1 per sample, demands ``counts``, cost 1 - P)
@@ -89,9 +89,9 @@ def transport_assign(P: np.ndarray, counts: np.ndarray, *, solver: str = "emd") 
     return k.astype(np.int64)
 
 
-def _matched_costs(P: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def _matched_costs(P: np.ndarray, counts: np.ndarray, solver: str = "certified") -> np.ndarray:
     """Per-sample cost ``1 - P[i, k_i]`` of the optimal transport (halved L1 cost, spec 3.3)."""
-    k = transport_assign(P, counts)
+    k = transport_assign(P, counts, solver=solver)
     return 1.0 - P[np.arange(len(P)), k]
 
 
@@ -115,7 +115,7 @@ class CotResult:
 
 def cot(
     P: np.ndarray, y_src: np.ndarray, *, label_dist: str = "empirical", seed: int = 10,
-    batch_size: int = BATCH,
+    batch_size: int = BATCH, solver: str = "certified",
 ) -> CotResult:
     """COT: the W1 transport cost between the label multiset and the target softmax rows (spec 3).
 
@@ -129,7 +129,7 @@ def cot(
     errs, costs = [], []
     for idx in _batches(n, seed, batch_size):
         Pb = P if idx is None else P[idx]
-        c = _matched_costs(Pb, label_counts(d, len(Pb), random.Random(seed)))
+        c = _matched_costs(Pb, label_counts(d, len(Pb), random.Random(seed)), solver)
         errs.append(float(c.mean()))
         costs.append(c)
     err = float(np.mean(errs))
@@ -138,7 +138,7 @@ def cot(
 
 def cott(
     P: np.ndarray, P_src: np.ndarray, y_src: np.ndarray, *, label_dist: str = "empirical",
-    seed: int = 10, threshold_rule: str = "code", batch_size: int = BATCH,
+    seed: int = 10, threshold_rule: str = "code", batch_size: int = BATCH, solver: str = "certified",
 ) -> CotResult:
     """COTT (spec 3): threshold tau from the source OT with the true labels (unhalved costs); the
     error is the fraction of target matched costs strictly above tau."""
@@ -152,7 +152,7 @@ def cott(
         torch.manual_seed(0)
         perm = torch.randperm(len(Ps)).numpy()[:batch_size]
         Ps, ys = Ps[perm], ys[perm]
-    s = np.sort(-2.0 * _matched_costs(Ps, np.bincount(ys, minlength=K)))
+    s = np.sort(-2.0 * _matched_costs(Ps, np.bincount(ys, minlength=K), solver))
     n_inc = int(np.sum(Ps.argmax(axis=1) != ys))
     if threshold_rule == "code":
         if n_inc == 0:
@@ -167,7 +167,7 @@ def cott(
     errs, costs = [], []
     for idx in _batches(len(P), seed, batch_size):
         Pb = P if idx is None else P[idx]
-        c = _matched_costs(Pb, label_counts(d, len(Pb), random.Random(seed)))
+        c = _matched_costs(Pb, label_counts(d, len(Pb), random.Random(seed)), solver)
         errs.append(float(np.mean(-2.0 * c < t)))
         costs.append(c)
     err = float(np.mean(errs))

@@ -369,15 +369,31 @@ class Coda:
         return -(mm * np.log2(mm)).sum(axis=-1)
 
     def _fill_keys(self, keys: np.ndarray) -> None:
-        """P(h best | c) after a hypothetical unit update of class c by the models of the key."""
-        H = self._key_hit.shape[1]
-        step = max(1, int(2e6 // (H * _GRID.size)))  # ~16 MB temporaries
-        for s in range(0, len(keys), step):
-            k = keys[s:s + step]
-            c, hit = self._key_c[k], self._key_hit[k][..., None]
-            pdf = np.where(hit, self._pdfA[c], self._pdfB[c])
-            lc = np.where(hit, self._lcA[c], self._lcB[c])
-            self._key_r[k] = _pbest_rows(pdf, lc)
+        """P(h best | c) after a hypothetical unit update of class c by the models of the key.
+
+        Per class c, as products instead of one quadrature per (key, model): with
+        ``L = sum_h' lc_h'`` (a product of the key's hit mask with ``lcA[c] - lcB[c]``) and the
+        trapezoid weights w, ``trapz(pdf_h exp(L - lc_h)) = sum_g w_g exp(L_g) q_h(g)``,
+        ``q_h = pdf_h exp(-lc_h)`` (``pdfA, lcA`` where h is in the key, else ``pdfB, lcB``).
+        ``_pbest_rows`` clips ``L - lc_h`` to [-80, 80]: the upper bound is never reached (a sum
+        of log-cdfs, each cdf a trapezoid integral of a density, about 1 at most), and where the
+        lower one acts the clipped integrand exceeds this one by at most ``pdf_h e^-80``, so r
+        differs by under ``e^-80`` (absolute, before normalising a sum near 1) plus rounding
+        (tests/methods/test_fewlabel.py compares with ``_pbest_rows``, clipping included).
+        """
+        g = _GRID
+        w = np.r_[g[1] - g[0], g[2:] - g[:-2], g[-1] - g[-2]] * 0.5  # trapezoid weights
+        kc = self._key_c[keys]
+        for c in np.unique(kc):
+            k = keys[kc == c]
+            hit = self._key_hit[k].astype(np.float64)  # (n, H)
+            lA, lB = self._lcA[c], self._lcB[c]  # (H, G)
+            qA = self._pdfA[c] * np.exp(-lA)
+            qB = self._pdfB[c] * np.exp(-lB)
+            L = hit @ (lA - lB) + lB.sum(axis=0)  # (n, G)
+            Ew = np.exp(L) * w
+            r = np.where(hit > 0, Ew @ qA.T, Ew @ qB.T)
+            self._key_r[k] = r / np.maximum(r.sum(axis=1, keepdims=True), 1e-30)
             self._key_ok[k] = True
 
     def eig(self, cand: np.ndarray) -> np.ndarray:
@@ -455,8 +471,17 @@ class Coda:
 def coda(P: np.ndarray, labels: np.ndarray, budget: int, seed: int, prefilter_n: int = 0,
          **kw) -> CodaResult:
     """Run CODA for ``budget`` labels (spec 10): EIG acquisition, ties (``isclose`` rtol=atol=1e-8)
-    broken by ``random.Random(seed).choice``; ``prefilter_n`` random candidates per step."""
+    broken by ``random.Random(seed).choice``; ``prefilter_n`` random candidates per step.
+    The label loop runs with single-threaded BLAS: its products are small (keys x models x 256)
+    and BLAS threads cost more CPU than they save there (bench/methods_scorecard.py)."""
+    from threadpoolctl import threadpool_limits
+
     c = Coda(P, **kw)
+    with threadpool_limits(1, user_api="blas"):
+        return _coda_loop(c, labels, budget, seed, prefilter_n)
+
+
+def _coda_loop(c: Coda, labels: np.ndarray, budget: int, seed: int, prefilter_n: int) -> CodaResult:
     g = random.Random(seed)
     y = np.asarray(labels)
     idx, pb = [], [c.pbest()]

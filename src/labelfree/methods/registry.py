@@ -206,7 +206,8 @@ register("ATC-NE", "estimate", ["source_probs", "source_labels"],
 
 @register("COT", "estimate", ["source_labels"],
           cite="Lu et al., NeurIPS 2023; luyuzhe111/COT@392c0ff run_estimation.py (spec 3)",
-          note="exact n x K transport by POT ot.emd; models on n_workers() threads")
+          note="exact n x K transport (certified cycle cancelling, equal to POT ot.emd); "
+          "models on n_workers() threads")
 def _cot_est(P: np.ndarray, **ctx: Any) -> np.ndarray:
     ys = np.asarray(ctx["source_labels"])
     return _each_threaded(P, lambda m: _cot.cot(P[m], ys).accuracy)
@@ -214,7 +215,8 @@ def _cot_est(P: np.ndarray, **ctx: Any) -> np.ndarray:
 
 @register("COTT", "estimate", ["source_probs", "source_labels"],
           cite="Lu et al., NeurIPS 2023; luyuzhe111/COT@392c0ff utils.py::compute_cott (spec 3)",
-          note="exact n x K transport by POT ot.emd; models on n_workers() threads")
+          note="exact n x K transport (certified cycle cancelling, equal to POT ot.emd); "
+          "models on n_workers() threads")
 def _cott_est(P: np.ndarray, **ctx: Any) -> np.ndarray:
     Ps, ys = _src(ctx, P)
     with warnings.catch_warnings():
@@ -340,13 +342,38 @@ def _srs(P: np.ndarray, budget: int, seed: int, **ctx: Any) -> np.ndarray:
 @register("PACE", "select", study="pace", cite="Chen et al., PACE (labelfree.pace.core.select) "
           "on the zoo's mean probabilities (or mean features)")
 def _pace(P: np.ndarray, budget: int, seed: int, **ctx: Any) -> np.ndarray:
-    from labelfree.pace.core import select as pace_select
+    return _pace_fit(_guide(P, ctx), seed, budget).select(budget).indices
 
-    X = _guide(P, ctx)
+
+def _pace_fit(X: np.ndarray, seed: int, n_max: int) -> Any:
+    """PACE's clustering and cached orders (``labelfree.pace.core.fit``) on the guide ``X``, as
+    ``pace.core.select`` fits them for a budget up to ``n_max``."""
+    from labelfree.pace.core import PaceConfig
+    from labelfree.pace.core import fit as pace_fit
+
     mcs = max(2, min(80, X.shape[0] // 10))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return pace_select(X, budget, seed=seed, min_cluster_size=mcs).indices
+        return pace_fit(X, seed=seed, min_cluster_size=mcs,
+                        n_max=max(PaceConfig().n_max, n_max))
+
+
+def _pace_picker(P: np.ndarray, ctx: dict[str, Any], n_max: int) -> Callable[[int, int], np.ndarray]:
+    """PACE picks for (budget, seed) pairs of one zoo: one fit serves every pair when it did not
+    reduce the features (the seed reaches PACE only through the reducer; selections of smaller
+    budgets are prefixes of the cached orders), else one fit per seed. Same picks as
+    ``call("select", "PACE", ...)`` per pair (tests/methods/test_registry.py)."""
+    X = _guide(P, ctx)
+    fits: dict[int | None, Any] = {}
+
+    def pick(budget: int, seed: int) -> np.ndarray:
+        f = fits.get(None) or fits.get(seed)
+        if f is None:
+            f = _pace_fit(X, seed, n_max)
+            fits[seed if f.reduced else None] = f
+        return f.select(budget).indices
+
+    return pick
 
 
 @register("CES", "select", study="laf", cite="Li et al., CES as adapted by LaF "
@@ -438,9 +465,14 @@ def _from_selector(sel: str) -> Callable[..., FewLabelRuns]:
         y = np.asarray(labels)
         acc = np.empty((n_runs, len(b), M))
         rng = np.random.default_rng(seed)
+        if sel == "PACE":
+            pick = _pace_picker(P, ctx, max(b))
+        else:
+            def pick(bj: int, s: int) -> np.ndarray:
+                return call("select", sel, P, bj, s, **ctx)
         for r in range(n_runs):
             for j, bj in enumerate(b):
-                idx = call("select", sel, P, bj, seed + 1000 * r + j, **ctx)
+                idx = pick(bj, seed + 1000 * r + j)
                 acc[r, j] = F.labelled_accuracy(Y, idx, y[idx])
         key = np.where(acc >= acc.max(axis=2, keepdims=True), rng.random(acc.shape), -1.0)
         used = np.broadcast_to(np.asarray(b), (n_runs, len(b))).copy()
