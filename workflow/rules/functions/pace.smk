@@ -69,6 +69,18 @@ def pace_subject_specs():
     return specs
 
 
+def pace_cov_models():
+    """Models whose pool subject gets CSS-COV (Table 12): pace.css_cov.models, else all."""
+    models = PACE_COV["models"] or zoo_models(PACE_ZOO)
+    bad = [m for m in models if m not in zoo_models(PACE_ZOO)]
+    if bad:
+        raise WorkflowError(
+            f"Invalid configuration: pace.css_cov.models lists {bad}, not models of zoo "
+            f"{PACE_ZOO!r}"
+        )
+    return models
+
+
 def pace_report_outputs():
     out = {}
     for key, name in PACE_TABLES.items():
@@ -107,4 +119,5 @@ def pace_targets():
         "results/pace/tables/pace_cross_dataset.csv",
         *(f"results/pace/figures/{n}.png" for n in PACE_FIGURES.values()),
         "results/pace/tables/pace_subjects.csv",
+        *([f"results/pace/tables/table12-{PACE_ZOO}.csv"] if PACE_COV_ON else []),
     ]
