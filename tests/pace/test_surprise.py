@@ -78,6 +78,10 @@ def test_lsa_classes_without_a_density_are_maximally_surprising():
     assert model.sizes == {0: 50, 1: 2, 2: 0}
     s = lsa(model, rng.normal(size=(3, 3)), np.array([0, 1, 2]))
     assert np.isfinite(s[0]) and np.isinf(s[1:]).all()
+    with pytest.raises(ValueError, match="outside 0..2"):
+        fit_lsa(ats, np.full(52, 3), num_classes=3)
+    with pytest.raises(ValueError, match="52 activation traces but 2 predictions"):
+        fit_lsa(ats, np.zeros(2, int), num_classes=3)
 
 
 def test_css_cov_strata_are_by_ascending_surprise_and_the_estimator_is_exact_on_constant_strata():

@@ -8,8 +8,9 @@ training inputs, a Gaussian kernel density estimate
 
 and ``LSA(x) = -log f_hat(x)`` (Eq. 2): higher = more surprising. For a classifier the KDE of
 ``x`` uses only ``T_c``, the training inputs of the class ``c`` predicted for ``x``. As in the
-authors' SADL code (``sa.py``: ``_get_kdes``, ``fetch_lsa``; the copy in ``Lizn-zn/DNNOpAcc``
-``SA-exp/sa.py`` that the CSS-COV script read), which the PACE spec names:
+authors' SADL code (``coinse/sadl`` ``sa.py``: ``_get_kdes``, ``fetch_lsa``; the same functions
+in ``Lizn-zn/DNNOpAcc`` ``SA-exp/sa.py``, whose LSA the CSS-COV script stratifies), which the
+PACE spec names:
 
 - a training input belongs to the class the model *predicts* for it (``train_pred``);
 - activation columns whose (population) variance is below ``var_threshold`` (1e-5) within the
@@ -26,7 +27,9 @@ trace dimension: singular covariance). Inputs predicted as such a class get ``LS
 (no density: maximally surprising); ``fit_lsa`` reports those classes in ``LsaModel.missing``.
 
 CSS-COV (spec 3.3, Table 12) is CSS with the strata taken on LSA instead of confidence: 80 %
-least surprising, next 10 %, 10 % most surprising; same allocation, schedule and estimator.
+least surprising, next 10 %, 10 % most surprising (``SA-exp/strata.py`` sorts LSA ascending and
+cuts at 80 % and 90 % the same way); same allocation, schedule and estimator as CSS. That script's
+allocation (0.4, 0.4, 0.2) and weights (0.1, 0.1, 0.8) are CSS's compat option (``pace.css``).
 """
 
 from __future__ import annotations
@@ -64,6 +67,10 @@ def fit_lsa(train_ats: np.ndarray, train_pred: np.ndarray, num_classes: int,
 
     ats = np.asarray(train_ats, dtype=np.float64).reshape(len(train_ats), -1)
     pred = np.asarray(train_pred, dtype=np.int64)
+    if len(pred) != len(ats):
+        raise ValueError(f"fit_lsa: {len(ats)} activation traces but {len(pred)} predictions")
+    if len(pred) and (pred.min() < 0 or pred.max() >= num_classes):
+        raise ValueError(f"fit_lsa: predicted classes outside 0..{num_classes - 1}")
     low = np.zeros(ats.shape[1], dtype=bool)
     for c in range(num_classes):
         rows = ats[pred == c]
