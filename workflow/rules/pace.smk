@@ -2,8 +2,10 @@
 # subjects of spec section 7. Jobs: the study's input pools as test sets (pace_pool,
 # pace_mutated_inputs, pace_generated_inputs; inference runs the pace zoo on them), one job
 # gathering every subject (pace_subjects, also trains the rotation regressor), one job per
-# experiment (pace_experiment: main, features, alpha, dims, reducers, variants) and one job
-# writing every table and figure (pace_report).
+# experiment (pace_experiment: main, features, alpha, dims, reducers, variants), one job
+# writing every table and figure (pace_report) and, for Table 12, the training split as test
+# set `pace_train` (pace_train_set; inference writes its LHL activations) and one job computing
+# LSA and CSS-COV (pace_css_cov).
 
 
 from labelfree.outputs import POOLED, output_name
@@ -31,6 +33,23 @@ PACE_ATTACK = {k: v for k, v in PACE["attack"].items() if k != "cw"} | (
 TESTSET_GROUPS["pace_generated"] = ["pace_fgsm", "pace_bim"] + (
     ["pace_cw"] if PACE_CW_ON else []
 )
+
+# Table 12 (CSS-COV): LSA needs LHL activations on the training split, which inference writes
+# when the zoo lists the group `pace_train`; without it the table is skipped (one line).
+PACE_COV = PACE["css_cov"]
+PACE_COV_ON = (
+    PACE_ON
+    and PACE_COV["enabled"]
+    and "pace_train" in ZOOS.get(PACE_ZOO, {}).get("testsets", [])
+)
+if PACE_ON and PACE_COV["enabled"] and not PACE_COV_ON:
+    print(
+        f"labelfree: pace Table 12 (CSS-COV) skipped: zoo {PACE_ZOO!r} does not list the "
+        "test-set group `pace_train` (the training split, for LSA); add it to its testsets "
+        "or set pace.css_cov.enabled: false",
+        file=sys.stderr,
+    )
+TESTSET_GROUPS["pace_train"] = ["pace_train"] if PACE_COV_ON else []
 
 if PACE_ON and PACE_ZOO not in ZOO_SHEETS:
     raise WorkflowError(
@@ -190,6 +209,62 @@ if PACE_ON:
         script:
             "../scripts/pace_subjects.py"
 
+    if PACE_COV_ON:
+
+        rule pace_train_set:
+            input:
+                split=dataset_split(PACE_DATASET, ZOOS[PACE_ZOO]["train_split"]),
+            output:
+                train=testset_path(PACE_DATASET, "pace_train"),
+            log:
+                "logs/pace/train_set.log",
+            conda:
+                "../../envs/labelfree.yaml"
+            threads: 1
+            resources:
+                mem_mb=PACE["mem_mb"],
+                runtime=PACE["runtime"],
+            params:
+                seed=SEED,
+                subsample=PACE_COV["train_subsample"],
+            script:
+                "../scripts/pace_train_set.py"
+
+        rule pace_css_cov:
+            input:
+                subjects="results/pace/raw/subjects.npz",
+                main="results/pace/raw/main.csv",
+                train=[infer_path(PACE_ZOO, "pace_train", m) for m in pace_cov_models()],
+            output:
+                rows="results/pace/raw/css_cov-{zoo}.csv",
+                strata="results/pace/raw/css_cov_strata-{zoo}.csv",
+                csv=report(
+                    "results/pace/tables/table12-{zoo}.csv",
+                    caption="../report/pace/tables/table12.rst",
+                    category="pace",
+                    subcategory="tables",
+                ),
+                md="results/pace/tables/table12-{zoo}.md",
+            log:
+                "logs/pace/css_cov_{zoo}.log",
+            benchmark:
+                "benchmarks/pace/css_cov_{zoo}.tsv"
+            wildcard_constraints:
+                zoo=PACE_ZOO,
+            conda:
+                "../../envs/labelfree.yaml"
+            threads: PACE["threads"]
+            resources:
+                mem_mb=PACE["mem_mb"],
+                runtime=PACE["runtime"],
+            params:
+                subjects=[f"{m}@{PACE_POOL}" for m in pace_cov_models()],
+                var_threshold=PACE_COV["var_threshold"],
+                cfg={k: PACE[k] for k in ("budgets", "reps", "ces", "css")},
+                seed=SEED,
+            script:
+                "../scripts/pace_css_cov.py"
+
     rule pace_experiment:
         input:
             subjects="results/pace/raw/subjects.npz",
@@ -209,11 +284,12 @@ if PACE_ON:
             mem_mb=PACE["mem_mb"],
             runtime=PACE["runtime"],
         params:
-            # without the keys added since (report-only, C&W off): old runs keep their params
+            # without the keys added since (report-only, Table 12's, C&W off): old runs keep
+            # their params
             cfg={
                 k: PACE_ATTACK if k == "attack" else v
                 for k, v in PACE.items()
-                if k != "cross_dataset_runs"
+                if k not in ("cross_dataset_runs", "css_cov")
             },
             seed=SEED,
         script:

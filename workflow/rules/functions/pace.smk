@@ -79,6 +79,18 @@ def pace_figure(stem, ext="png"):
     return f"results/pace/figures/{output_name(stem, PACE_ZOO)}.{ext}"
 
 
+def pace_cov_models():
+    """Models whose pool subject gets CSS-COV (Table 12): pace.css_cov.models, else all."""
+    models = PACE_COV["models"] or zoo_models(PACE_ZOO)
+    bad = [m for m in models if m not in zoo_models(PACE_ZOO)]
+    if bad:
+        raise WorkflowError(
+            f"Invalid configuration: pace.css_cov.models lists {bad}, not models of zoo "
+            f"{PACE_ZOO!r}"
+        )
+    return models
+
+
 def pace_report_outputs():
     out = {}
     for key, stem in PACE_TABLES.items():
@@ -117,4 +129,5 @@ def pace_targets():
         pace_table(PACE_CROSS_STEM, scope=POOLED),
         *(pace_figure(s) for s in PACE_FIGURES.values()),
         pace_table(PACE_SUBJECTS_STEM),
+        *([pace_table("table12")] if PACE_COV_ON else []),
     ]
