@@ -28,7 +28,8 @@ def declared_stems() -> dict[tuple[str, str], list[str]]:
         ("laf", "figures"): list(module_literal(SRC / "laf" / "layout.py", "FIGURES")),
         ("pace", "tables"): [*smk_literal(pace, "PACE_TABLES").values(),
                              module_str(pace, "PACE_SUBJECTS_STEM"),
-                             module_str(pace, "PACE_CROSS_STEM")],  # fmt: skip
+                             module_str(pace, "PACE_CROSS_STEM"),
+                             module_str(pace, "PACE_CSS_COV_STEM")],  # fmt: skip
         ("pace", "figures"): list(smk_literal(pace, "PACE_FIGURES").values()),
         ("syp", "tables"): list(module_literal(SRC / "syp" / "layout.py", "TABLE_NAMES")),
         ("syp", "figures"): list(module_literal(SRC / "syp" / "layout.py", "FIGURE_NAMES")),

@@ -89,6 +89,7 @@ PACE_FIGURES = {
 # Table 1 (the subjects) and the cross-dataset table (Tables 2-5 over every run's zoo: scope all)
 PACE_SUBJECTS_STEM = "table1"
 PACE_CROSS_STEM = "table2-5-cross_dataset"
+PACE_CSS_COV_STEM = "table12"
 
 
 STUDY_TARGETS["pace"] = pace_targets
@@ -239,8 +240,8 @@ if PACE_ON:
                 rows="results/pace/raw/css_cov-{zoo}.csv",
                 strata="results/pace/raw/css_cov_strata-{zoo}.csv",
                 csv=report(
-                    "results/pace/tables/table12-{zoo}.csv",
-                    caption="../report/pace/tables/table12.rst",
+                    "results/pace/tables/table12-{zoo}.csv",  # PACE_CSS_COV_STEM
+                    caption=f"../report/pace/tables/{PACE_CSS_COV_STEM}.rst",
                     category="pace",
                     subcategory="tables",
                 ),

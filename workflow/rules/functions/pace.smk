@@ -129,5 +129,5 @@ def pace_targets():
         pace_table(PACE_CROSS_STEM, scope=POOLED),
         *(pace_figure(s) for s in PACE_FIGURES.values()),
         pace_table(PACE_SUBJECTS_STEM),
-        *([pace_table("table12")] if PACE_COV_ON else []),
+        *([pace_table(PACE_CSS_COV_STEM)] if PACE_COV_ON else []),
     ]
