@@ -87,7 +87,8 @@ def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(request, tmp_pat
     n_models = 6  # laf_tight in .test/config/config.yaml
     assert len({p.parent for p in kept}) < n_models, "every model was already trained"
     run_snakemake(work, "--unlock", configfile=cfg_path)
-    run_snakemake(work, "--rerun-incomplete", configfile=cfg_path)
+    # generous: under pytest-xdist this run may share 2 cores with the smoke run being built
+    run_snakemake(work, "--rerun-incomplete", configfile=cfg_path, timeout=2400)
     assert {p: p.stat().st_mtime_ns for p in kept} == kept, "a finished model was rebuilt"
     assert len(list(zoo.rglob("meta.json"))) == n_models
     clean, resumed = result_tables(request.getfixturevalue("smoke_run")), result_tables(work)
