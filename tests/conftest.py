@@ -45,7 +45,7 @@ def smoke_run(tmp_path_factory):
     with FileLock(str(base / "smoke-a.lock")):
         if not done.exists():
             shutil.rmtree(workdir, ignore_errors=True)
-            run_snakemake(workdir)
+            run_snakemake(workdir, timeout=2400)  # may share 2 cores with another graph run
             done.touch()
     return workdir
 
