@@ -12,20 +12,7 @@ from labelfree.data.base import DataError
 from labelfree.data.coco import CocoImages
 from labelfree.data.imagenet import ImageNetVal, boxes_mask
 from labelfree.data.registry import prepare_dataset
-
-
-def _voc(path, wnid, width, height, boxes):
-    objs = "".join(
-        f"<object><name>{wnid}</name><pose>Unspecified</pose><truncated>0</truncated>"
-        f"<difficult>0</difficult><bndbox><xmin>{b[0]}</xmin><ymin>{b[1]}</ymin>"
-        f"<xmax>{b[2]}</xmax><ymax>{b[3]}</ymax></bndbox></object>"
-        for b in boxes
-    )
-    path.write_text(
-        f"<annotation><folder>val</folder><filename>{path.stem}</filename>"
-        f"<size><width>{width}</width><height>{height}</height><depth>3</depth></size>"
-        f"<segmented>0</segmented>{objs}</annotation>"
-    )
+from tests.voc import write_voc
 
 
 @pytest.fixture
@@ -36,10 +23,10 @@ def imagenet(tmp_path):
     rng = np.random.default_rng(0)
     rgb = rng.integers(0, 256, (32, 32, 3), dtype=np.uint8)
     Image.fromarray(rgb).save(img / "ILSVRC2012_val_00000001.png")
-    _voc(box / "ILSVRC2012_val_00000001.xml", "n02000000", 32, 32, [(4, 8, 12, 20), (8, 8, 16, 12)])
+    write_voc(box / "ILSVRC2012_val_00000001.xml", "n02000000", 32, 32, [(4, 8, 12, 20), (8, 8, 16, 12)])
     Image.fromarray(rgb[..., 0]).save(img / "ILSVRC2012_val_00000002.JPEG")  # greyscale JPEG
     # inverted box and a box beyond the image
-    _voc(
+    write_voc(
         box / "ILSVRC2012_val_00000002.xml",
         "n01000000",
         32,
@@ -48,8 +35,8 @@ def imagenet(tmp_path):
     )
     Image.fromarray(rgb).convert("CMYK").save(img / "ILSVRC2012_val_00000003.JPEG")
     # the XML size is twice the decoded one: boxes are rescaled
-    _voc(box / "ILSVRC2012_val_00000003.xml", "n02000000", 64, 64, [(0, 0, 32, 64)])
-    _voc(box / "ILSVRC2012_val_00000099.xml", "n03000000", 32, 32, [(0, 0, 1, 1)])  # no image
+    write_voc(box / "ILSVRC2012_val_00000003.xml", "n02000000", 64, 64, [(0, 0, 32, 64)])
+    write_voc(box / "ILSVRC2012_val_00000099.xml", "n03000000", 32, 32, [(0, 0, 1, 1)])  # no image
     return img, box, rgb
 
 

@@ -20,18 +20,9 @@ from labelfree.data.registry import prepare_dataset
 from labelfree.metamorphic import experiment as ex
 from labelfree.metamorphic import originals as og
 from labelfree.store import read_image_set
+from tests.voc import write_voc
 
 BLACK, WHITE = np.zeros(3, np.uint8), np.full(3, 255, np.uint8)
-
-
-def _voc(path, wnid, width, height, boxes):
-    objs = "".join(
-        f"<object><name>{wnid}</name><bndbox><xmin>{b[0]}</xmin><ymin>{b[1]}</ymin>"
-        f"<xmax>{b[2]}</xmax><ymax>{b[3]}</ymax></bndbox></object>"
-        for b in boxes
-    )
-    path.write_text(f"<annotation><size><width>{width}</width><height>{height}</height></size>"
-                    f"{objs}</annotation>")
 
 
 @pytest.fixture
@@ -47,7 +38,7 @@ def imagenet_split(tmp_path):
     boxes = [[(13, 7, 26, 19)], [(3, 5, 11, 17), (15, 20, 22, 33)]]
     for k, (rgb, bx) in enumerate(zip(originals, boxes, strict=True), start=1):
         Image.fromarray(rgb).save(img / f"ILSVRC2012_val_{k:08d}.png")
-        _voc(box / f"ILSVRC2012_val_{k:08d}.xml", "n01", rgb.shape[1], rgb.shape[0], bx)
+        write_voc(box / f"ILSVRC2012_val_{k:08d}.xml", "n01", rgb.shape[1], rgb.shape[0], bx)
     cfg = {"source": "imagenet_val", "splits": {"val": 1.0}, "test_split": "val",
            "options": {"images_dir": str(img), "boxes_dir": str(box), "size": 16}}
     prepare_dataset("inet", cfg, 0, tmp_path / "data")

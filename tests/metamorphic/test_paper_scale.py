@@ -17,16 +17,7 @@ from labelfree.metamorphic import experiment as ex
 from labelfree.metamorphic import followups as fu
 from labelfree.metamorphic.regions import RegionError
 from labelfree.store import read_image_set, write_image_set, write_inference
-
-
-def _voc(path, wnid, width, height, boxes):
-    objs = "".join(
-        f"<object><name>{wnid}</name><bndbox><xmin>{b[0]}</xmin><ymin>{b[1]}</ymin>"
-        f"<xmax>{b[2]}</xmax><ymax>{b[3]}</ymax></bndbox></object>"
-        for b in boxes
-    )
-    path.write_text(f"<annotation><size><width>{width}</width><height>{height}</height></size>"
-                    f"{objs}</annotation>")
+from tests.voc import write_voc
 
 
 @pytest.fixture
@@ -37,7 +28,7 @@ def wide_imagenet(tmp_path):
     box.mkdir()
     rgb = np.random.default_rng(0).integers(0, 256, (40, 60, 3), dtype=np.uint8)
     Image.fromarray(rgb).save(img / "ILSVRC2012_val_00000001.png")
-    _voc(box / "ILSVRC2012_val_00000001.xml", "n01", 60, 40, [(20, 10, 30, 20), (50, 30, 58, 38)])
+    write_voc(box / "ILSVRC2012_val_00000001.xml", "n01", 60, 40, [(20, 10, 30, 20), (50, 30, 58, 38)])
     return ImageNetVal(img, box), rgb
 
 
