@@ -50,7 +50,8 @@ WHY = {
     "CODA": "set-up: M float64 products (N x K)(K x K) for the class marginals (2 N M K^2 flops); "
             "then per label the EIG over every (item, predicted class) pair, sequential in labels",
     "ModelPicker": "sequential stream: one step per input for the 320 tuning runs",
-    "LaF": "labelfree.laf.core.rank (its own target: bench/run.py laf_rank)",
+    "LaF": "EM with CG M-steps over the N x M predictions (labelfree.laf.core.rank; BLAS held "
+           "to one thread: OpenBLAS threads dot products above 10,000 entries)",
     "ATC-SYP": "SYP's normalised entropy of every source and target row: 2 M N K float64 logs",
     "ATC-NE": "negative entropy of every source and target row: 2 M N K float64 logs",
     "Entropy": "M N K float64 logs",

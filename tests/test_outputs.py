@@ -38,7 +38,8 @@ def declared_stems() -> dict[tuple[str, str], list[str]]:
         ("metamorphic", "tables"): smk_literal(RULES / "metamorphic.smk", "MM_TABLES"),
         ("metamorphic", "figures"): smk_literal(RULES / "metamorphic.smk", "MM_FIGURES"),
         ("scorecard", "tables"): [f"extra-{t}" for t in smk_literal(
-            RULES / "functions" / "scorecard.smk", "SCORECARD_TABLES")],  # fmt: skip
+            RULES / "functions" / "scorecard.smk", "SCORECARD_TABLES")]
+        + [module_str(RULES / "functions" / "scorecard.smk", "SCORECARD_COVERAGE")],  # fmt: skip
         ("scorecard", "figures"): [module_str(RULES / "functions" / "scorecard.smk",
                                               "SCORECARD_FIGURE")],  # fmt: skip
         ("shifts", "figures"): [module_str(RULES / "functions" / "shifts.smk", "SHIFTS_EXAMPLES")],

@@ -7,7 +7,12 @@ import pytest
 import yaml
 
 from labelfree.config import validate_config
-from labelfree.studyplan import fixed_zoo_skips, labelled_zoos
+from labelfree.studyplan import (
+    fixed_zoo_skips,
+    labelled_zoos,
+    scorecard_coverage,
+    scorecard_zoos,
+)
 
 
 def _cfg(repo_root, user):
@@ -76,3 +81,19 @@ def test_labelled_zoos():
                                {"a": 3, "b": 3, "c": 2, "d": 1}, "laf")
     assert keep == ["a", "c"] and list(skip) == ["b", "d"]
     assert "no labelled test set" in skip["b"] and "has 1 model(s)" in skip["d"]
+
+
+def test_scorecard_zoos_need_a_shifted_set_and_every_zoo_gets_a_row():
+    """Issue 18: a zoo whose only scored set is the source has nothing per shift to score; the
+    coverage table lists every zoo with its reason."""
+    scored = {"a": ["id", "natural-thick"], "b": ["id"], "c": [], "d": ["id", "x"], "e": ["x"]}
+    n = {"a": 3, "b": 3, "c": 2, "d": 1, "e": 2}
+    keep, skip = scorecard_zoos(list(scored), scored, n, "id")
+    assert keep == ["a", "e"] and sorted(skip) == ["b", "c", "d"]
+    assert "no shifted test set" in skip["b"] and "no labelled test set" in skip["c"]
+    assert "has 1 model(s)" in skip["d"]
+    rows = scorecard_coverage(list(scored), scored, n, skip)
+    assert [r["zoo"] for r in rows] == list(scored)
+    assert [r["scorecard"] for r in rows] == ["yes", "no", "no", "no", "yes"]
+    assert all(bool(r["reason"]) == (r["scorecard"] == "no") for r in rows)
+    assert rows[0]["scored_testsets"] == 2 and rows[3]["models"] == 1

@@ -111,6 +111,31 @@ def _pct(v: float) -> str:
     return "—" if v != v else f"{100 * v:.1f}"
 
 
+def scorecard_summary(zoo: str, best: pd.DataFrame | None, note: str = "") -> str:
+    """One paragraph of the zoo's scorecard for its answer (issue 18 item 4): the best label-free
+    estimator (lowest MAE) and ranker (highest Spearman) over all shifted sets, then per kind of
+    shift, from ``extra-<zoo>-best.csv`` (:func:`labelfree.scorecard.report.best_per_kind`);
+    ``note`` (why the zoo has no scorecard) when ``best`` is None."""
+    if best is None:
+        return f"Scorecard: none for this zoo: {note}"
+
+    def cell(r) -> str:
+        est = f"{r.estimator} (MAE {_pct(r.mae)} points)" if r.estimator else "no estimator"
+        rk = f"{r.ranker} (Spearman {r.spearman:.2f})" if r.ranker else "no ranker"
+        return f"{est}, {rk}"
+
+    rows = best.fillna({"estimator": "", "ranker": ""})
+    head = rows[rows["shift"] == "overall"]
+    kinds = rows[~rows["shift"].isin(["overall", "macro"])
+                 & ~rows["shift"].str.startswith("source")]
+    text = (f"Scorecard (`results/scorecard/tables/extra-{zoo}-best.csv`; every method on this "
+            "zoo's test sets against true accuracy): ")
+    if len(head):
+        text += f"over all shifted test sets, best estimator and ranker: {cell(head.iloc[0])}"
+    text += "".join(f"; on `{r.shift}`: {cell(r)}" for r in kinds.itertuples(index=False))
+    return text + "."
+
+
 def render(zoo: str, table: pd.DataFrame, plan: np.ndarray, plan_set: str, top_model: str,
            scorecard_line: str = "") -> str:
     """answer.md: the main test set's ranking, then a line per other test set."""

@@ -9,7 +9,9 @@ of stopping the whole run (and the answers of every zoo) with an error:
   those groups or features, or when the config leaves them nothing (the study key omitted, so
   its default zoo is not configured; no experiments; no zoos).
 - laf and scorecard rank models and score methods against labels: they skip a zoo with one
-  model or without labelled test sets (:func:`labelled_zoos`), and the study when no zoo is left.
+  model or without labelled test sets (:func:`labelled_zoos`), and the study when no zoo is left;
+  the scorecard also skips a zoo with no shifted set to score (:func:`scorecard_zoos`) and lists
+  every zoo, scored or not and why, in one table (:func:`scorecard_coverage`).
 
 A study zoo named explicitly but absent from `zoos` stays an error (a typo), raised by the
 study's own rule file. Parse-time code: no numpy, no torch.
@@ -152,3 +154,34 @@ def feature_dtype(cfg: Mapping[str, Any], zoo: str) -> str:
         return str(want)
     syp = cfg.get("syp", {}) or {}
     return "float32" if syp.get("enabled", True) and syp.get("zoo", "syp") == zoo else "float16"
+
+
+def scorecard_zoos(
+    zoos: list[str], scored: Mapping[str, list[str]], n_models: Mapping[str, int], source: str
+) -> tuple[list[str], dict[str, str]]:
+    """(zoos the scorecard scores, zoo -> why not for the others), issue 18 item 4.
+
+    ``scored``: zoo -> its labelled test sets that match ``scorecard.testsets``. Besides
+    :func:`labelled_zoos`' two reasons (one model; no labelled set), a zoo whose only scored set
+    is the source has no shift to score: the scorecard's metrics are per kind of shift, the
+    source set being a sanity row only (scorecard spec 12).
+    """
+    keep, skip = labelled_zoos(zoos, scored, n_models, "scorecard")
+    for z in list(keep):
+        if not [t for t in scored[z] if t != source]:
+            keep.remove(z)
+            skip[z] = (f"zoo {z!r} has no shifted test set among its scored sets {scored[z]} "
+                       f"(config scorecard.testsets); the scorecard scores methods per kind of "
+                       f"shift against the source set {source!r}")
+    return keep, skip
+
+
+def scorecard_coverage(
+    zoos: list[str], scored: Mapping[str, list[str]], n_models: Mapping[str, int],
+    skips: Mapping[str, str],
+) -> list[dict[str, Any]]:
+    """One row per configured zoo: its models, scored test sets, whether it has a scorecard and,
+    if not, why (``skips`` from :func:`scorecard_zoos`); the rows of extra-all-zoos.csv."""
+    return [dict(zoo=z, models=int(n_models.get(z, 0)), scored_testsets=len(scored.get(z, [])),
+                 scorecard="no" if z in skips else "yes", reason=skips.get(z, ""))
+            for z in zoos]

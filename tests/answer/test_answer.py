@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from labelfree.answer import (
     answer_table,
@@ -10,6 +11,7 @@ from labelfree.answer import (
     bootstrap_interval,
     build,
     render,
+    scorecard_summary,
 )
 
 
@@ -77,3 +79,23 @@ def test_render_lists_models_in_rank_order_and_the_plan():
     md = render("z", table, plan, first, top)
     assert md.index("`m1`") < md.index("`m0`")
     assert "`shift`" in md and "label these 10 inputs" in md
+
+
+def test_scorecard_summary_names_the_best_methods_per_kind_or_why_none():
+    """Issue 18 item 4: the answer summarises the zoo's which-method-when table (the rows of
+    labelfree.scorecard.report.best_per_kind, values written here by hand); MAE in points."""
+    best = pd.DataFrame({
+        "shift": ["corruptions", "macro", "natural", "overall", "source (sanity)"],
+        "estimator": ["COTT", "COTT", "COT", "COTT", "AC"],
+        "mae": [0.0526, 0.0509, 0.0437, 0.0519, 0.001],
+        "ranker": ["COT", "COTT", "COTT", "COT", "AC"],
+        "spearman": [0.6025, 0.5879, 0.6395, 0.5949, 1.0]})
+    text = scorecard_summary("laf_tight", best)
+    assert "extra-laf_tight-best.csv" in text
+    assert "over all shifted test sets, best estimator and ranker: COTT (MAE 5.2 points), " \
+           "COT (Spearman 0.59)" in text
+    assert "on `natural`: COT (MAE 4.4 points), COTT (Spearman 0.64)" in text
+    assert "on `corruptions`: COTT (MAE 5.3 points)" in text
+    assert "macro" not in text and "sanity" not in text
+    assert scorecard_summary("one", None, "zoo 'one' has 1 model(s)") == \
+        "Scorecard: none for this zoo: zoo 'one' has 1 model(s)"

@@ -148,3 +148,22 @@ def test_pace_labels_reuses_one_fit_with_the_same_picks(zoo, monkeypatch, reduce
             np.testing.assert_array_equal(got.accuracy[rr, j], F.labelled_accuracy(Y, idx, y[idx]))
     assert {f.reduced for f in fits[:n_fits]} == {reduce == "always"}
     assert n_fits == (1 if reduce == "auto" else runs * len(budgets))
+
+
+def test_laf_on_one_blas_thread_ranks_as_laf_core():
+    """The registry's LaF holds BLAS to one thread (speed, bench/results/methods_scorecard.md);
+    above 10,000 parameters (here 10,500 inputs + 6 models) OpenBLAS would thread the CG's dot
+    products: same ranking as labelfree.laf.core.rank, scores equal up to summation order."""
+    from labelfree.laf.core import rank
+
+    gen = np.random.default_rng(3)
+    n, k, m = 10_500, 50, 6
+    y = gen.integers(0, k, n)
+    Y = np.stack([np.where(gen.random(n) < 0.4 + 0.1 * j, y, gen.integers(0, k, n))
+                  for j in range(m)])
+    P = np.full((m, n, k), 0.1 / (k - 1), dtype=np.float32)
+    P[np.arange(m)[:, None], np.arange(n)[None, :], Y] = 0.9
+    got = call("rank", "LaF", P)
+    want = rank(Y.T, k).score
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    assert np.array_equal(np.argsort(-got), np.argsort(-want))

@@ -69,6 +69,36 @@ def test_scorecard_scores_every_method_kind(smoke_run):
     assert (root / "figures" / "extra-laf_tight-scorecard.png").exists()
 
 
+def test_every_zoo_has_its_scorecard_or_its_reason(smoke_run):
+    """Issue 18 ("the default run writes the scorecard for every zoo"): extra-all-zoos lists
+    every zoo of the smoke config (the default config's zoos, tiny); a zoo of two or more models
+    with shifted labelled sets has all its scorecard outputs and shifted rows; the others (here
+    the one-model zoos) give their reason; each answer summarises its zoo's scorecard."""
+    import yaml
+
+    from tests.workflow.runner import SMOKE_CONFIG
+
+    zoos = list(yaml.safe_load(SMOKE_CONFIG.read_text())["zoos"])
+    root = smoke_run / "results" / "scorecard"
+    cover = read_table(root / "tables" / "extra-all-zoos.csv").set_index("zoo")
+    assert list(cover.index) == zoos
+    scored = cover[cover["scorecard"] == "yes"]
+    assert {"digits", "syp", "pace_digits", "laf_tight", "laf_spread", "mm_unbiased"} == set(
+        scored.index)
+    for zoo in scored.index:
+        for name in ("estimation", "ranking", "fewlabel", "best"):
+            assert len(read_table(root / "tables" / f"extra-{zoo}-{name}.csv")) > 0, (zoo, name)
+        assert (root / "figures" / f"extra-{zoo}-scorecard.png").exists(), zoo
+        best = read_table(root / "tables" / f"extra-{zoo}-best.csv")
+        assert "overall" in set(best["shift"]) and best["estimator"].notna().all(), zoo
+    unscored = cover[cover["scorecard"] == "no"]
+    assert (unscored["models"] == 1).all() and unscored["reason"].str.contains("1 model").all()
+    for zoo in ("digits", "laf_tight"):
+        md = (smoke_run / "results" / "answer" / zoo / "answer.md").read_text()
+        assert f"Scorecard (`results/scorecard/tables/extra-{zoo}-best.csv`" in md, zoo
+        assert "over all shifted test sets, best estimator and ranker" in md, zoo
+
+
 def test_summary_gathers_every_study_checks(smoke_run):
     """Issue 13 item 1: results/summary.{csv,md} from each study's checks table, with provenance."""
     table = read_table(smoke_run / "results" / "summary.csv")
@@ -85,7 +115,8 @@ def test_every_output_follows_the_naming_rule(smoke_run):
     dataset of the run (or ``all``) as scope; a new table named ``foo_bar`` fails here."""
     from labelfree.outputs import POOLED, check_name
 
-    scopes = {POOLED, "digits", "heads", "synthetic", "laf_tight", "pace_digits", "syp"}
+    scopes = {POOLED, "digits", "heads", "synthetic", "laf_tight", "laf_spread", "pace_digits",
+              "syp", "mm_unbiased"}
     seen = set()
     for kind, exts in (("tables", {".csv", ".md"}), ("figures", {".png", ".pdf"})):
         for path in sorted((smoke_run / "results").glob(f"*/{kind}/*")):

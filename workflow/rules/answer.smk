@@ -1,6 +1,10 @@
 # Rules of `answer`: one answer per zoo from its inference artefacts (src/labelfree/answer.py):
 # LaF ranking, label-free accuracy estimates with intervals, true accuracy where labelled, and
-# the inputs PACE would have a person label. Listed first in the HTML report.
+# the inputs PACE would have a person label, and the zoo's scorecard in one paragraph (or why it
+# has none). Listed first in the HTML report.
+
+
+from labelfree.outputs import output_name
 
 
 include: "functions/answer.smk"
@@ -52,6 +56,7 @@ rule answer:
         bootstrap=ANSWER["bootstrap"],
         source=ANSWER["source"],
         seed=SEED,
+        scorecard_note=lambda w: answer_scorecard_note(w.zoo),
     script:
         "../scripts/answer_zoo.py"
 

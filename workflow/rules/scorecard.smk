@@ -3,7 +3,9 @@
 # inference files and labelled test sets (config scorecard.testsets picks which); no new inference.
 
 
-from labelfree.outputs import output_name
+from labelfree.outputs import POOLED, output_name
+from labelfree.studyplan import scorecard_coverage
+from labelfree.studyplan import scorecard_zoos as scorecard_plan
 
 
 include: "functions/scorecard.smk"
@@ -18,17 +20,18 @@ for _z in SCORECARD["zoos"]:
             f"({sorted(ZOOS)})"
         )
 
-# The scorecard compares methods on two or more models against labels: a zoo with one model,
-# or none of whose scored test sets is labelled, is left out, saying so; with none left the
-# scorecard is skipped.
-SCORECARD_ZOOS, _sc_skips = labelled_zoos(
+# The scorecard compares methods on two or more models against labels, per kind of shift: a
+# zoo with one model, none of whose scored test sets is labelled, or whose only scored set is
+# the source, is left out, saying why (stderr and results/scorecard/tables/extra-all-zoos.csv);
+# with none left the scorecard is skipped.
+SCORECARD_ZOOS, SCORECARD_SKIPS = scorecard_plan(
     scorecard_candidates(),
     {z: scorecard_testsets(z) for z in ZOOS},
     {z: len(zoo_models(z)) for z in ZOOS},
-    "scorecard",
+    SCORECARD["source"],
 )
 if SCORECARD["enabled"] and SCORECARD_ZOOS:
-    for _z, _why in _sc_skips.items():
+    for _z, _why in SCORECARD_SKIPS.items():
         print(
             f"labelfree: scorecard skips {_z}: {_why} (scored test sets: labelled ones "
             f"matching scorecard.testsets {SCORECARD['testsets'] or '(all)'})",
@@ -37,9 +40,33 @@ if SCORECARD["enabled"] and SCORECARD_ZOOS:
 if SCORECARD["enabled"] and not SCORECARD_ZOOS:
     skip_study(
         "scorecard",
-        "; ".join(_sc_skips.values())
+        "; ".join(SCORECARD_SKIPS.values())
         or "no zoo with two or more models and a labelled test set to score",
     )
+
+
+rule scorecard_zoo_list:
+    output:
+        csv=report(
+            f"results/scorecard/tables/{output_name(SCORECARD_COVERAGE, POOLED)}.csv",
+            caption=f"../report/scorecard/tables/{SCORECARD_COVERAGE}.rst",
+            category="2 scorecard",
+        ),
+        md=f"results/scorecard/tables/{output_name(SCORECARD_COVERAGE, POOLED)}.md",
+    log:
+        "logs/scorecard/zoos.log",
+    benchmark:
+        "benchmarks/scorecard/zoos.tsv"
+    conda:
+        "../../envs/labelfree.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime=5,
+    params:
+        rows=lambda w: scorecard_coverage_rows(),
+    script:
+        "../scripts/scorecard_zoos.py"
 
 
 rule scorecard:
@@ -64,6 +91,8 @@ rule scorecard:
         pdf=f"results/scorecard/figures/{output_name(SCORECARD_FIGURE, '{zoo}')}.pdf",
     log:
         "logs/scorecard/{zoo}.log",
+    benchmark:
+        "benchmarks/scorecard/{zoo}.tsv"
     conda:
         "../../envs/labelfree.yaml"
     threads: 1

@@ -22,7 +22,10 @@ table, plan, first, top = answer.build(zoo, models, logits, labels, source, sm.p
 store.save_table(table, sm.output.csv, title=f"Answer for zoo {zoo}")
 store.save_table(pd.DataFrame({"testset": first, "input_index": plan}), sm.output.plan,
                  title=f"Inputs to label for {top} on {first} (PACE)")
+best_path = getattr(sm.input, "best", None)  # absent: no scorecard for this zoo
+best = store.read_table(best_path) if best_path else None
+card = answer.scorecard_summary(zoo, best, sm.params.scorecard_note)
 with store.atomic_path(sm.output.md) as tmp:
-    tmp.write_text(answer.render(zoo, table, plan, first, top))
+    tmp.write_text(answer.render(zoo, table, plan, first, top, scorecard_line=card))
 store.save_figure(answer.figure(table), sm.output.png, sm.output.pdf)
 logging.info("answer for %s: top model %s on %s; %d inputs to label", zoo, top, first, len(plan))

@@ -254,9 +254,14 @@ register("ALine-D", "estimate", ["source_probs", "source_labels"],
 
 @register("LaF", "rank", study="laf", cite="Guo et al., LaF (labelfree.laf.core.rank)")
 def _laf(P: np.ndarray, **ctx: Any) -> np.ndarray:
+    from threadpoolctl import threadpool_limits
+
     from labelfree.laf.core import rank as laf_rank
 
-    with warnings.catch_warnings():
+    # BLAS on one thread: the M-step's CG takes dot products of the (inputs + models) parameter
+    # vector, which OpenBLAS splits over threads above 10,000 entries; the hand-off cost ~10x the
+    # work (bench/results/methods_scorecard.md, LaF). Scores move by rounding only (summation order).
+    with warnings.catch_warnings(), threadpool_limits(1, user_api="blas"):
         warnings.simplefilter("ignore")
         return laf_rank(predictions(P).T, P.shape[2]).score
 

@@ -13,7 +13,23 @@ def answer_inputs(wildcards):
             infer_file(zoo, m, g) for m in zoo_models(zoo) for g in zoo_groups(zoo)
         ],
         "testsets": [testset_path(zoo_dataset(zoo), t) for t in zoo_testsets(zoo)],
+        **(
+            {"best": f"results/scorecard/tables/{output_name('extra-best', zoo)}.csv"}
+            if SCORECARD["enabled"] and zoo in SCORECARD_ZOOS
+            else {}
+        ),
     }
+
+
+def answer_scorecard_note(zoo):
+    """Why the zoo's answer has no scorecard summary (empty when it has one)."""
+    if not SCORECARD["enabled"]:
+        return (
+            "The scorecard is off in this run (config scorecard.enabled, or skipped)."
+        )
+    if zoo in SCORECARD_ZOOS:
+        return ""
+    return SCORECARD_SKIPS.get(zoo, "not listed in config scorecard.zoos")
 
 
 def answer_targets():

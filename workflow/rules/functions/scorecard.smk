@@ -7,6 +7,8 @@ import fnmatch
 SCORECARD_TABLES = ("estimation", "ranking", "fewlabel", "best")
 SCORECARD_STEMS = {t: f"extra-{t}" for t in SCORECARD_TABLES}
 SCORECARD_FIGURE = "extra-scorecard"
+# Every configured zoo, scored or why not: table extra-all-zoos
+SCORECARD_COVERAGE = "extra-zoos"
 
 
 def scorecard_zoos():
@@ -16,8 +18,24 @@ def scorecard_zoos():
 
 
 def scorecard_candidates():
-    # default: every zoo that has models to compare (a one-model zoo has no ranking to score)
-    return list(SCORECARD["zoos"]) or [z for z in ZOOS if len(zoo_models(z)) >= 2]
+    # default: every zoo (those that cannot be scored get their reason in extra-all-zoos)
+    return list(SCORECARD["zoos"]) or list(ZOOS)
+
+
+def scorecard_coverage_rows():
+    """Rows of extra-all-zoos.csv: every zoo of the config, scored or why not (config
+    scorecard.zoos lists the candidates; a zoo it leaves out says so)."""
+    cands = scorecard_candidates()
+    skips = {
+        **{z: "not listed in config scorecard.zoos" for z in ZOOS if z not in cands},
+        **SCORECARD_SKIPS,
+    }
+    return scorecard_coverage(
+        list(ZOOS),
+        {z: scorecard_testsets(z) for z in ZOOS},
+        {z: len(zoo_models(z)) for z in ZOOS},
+        skips,
+    )
 
 
 def shift_kinds(zoo):
@@ -75,7 +93,7 @@ def scorecard_groups(zoo):
 
 
 def scorecard_targets():
-    out = []
+    out = [f"results/scorecard/tables/{output_name(SCORECARD_COVERAGE, POOLED)}.csv"]
     for z in scorecard_zoos():
         out += [
             f"results/scorecard/tables/{output_name(SCORECARD_STEMS[t], z)}.csv"
