@@ -22,15 +22,17 @@ for _z in SCORECARD["zoos"]:
 
 # The scorecard compares methods on two or more models against labels, per kind of shift: a
 # zoo with one model, none of whose scored test sets is labelled, or whose only scored set is
-# the source, is left out, saying why (stderr and results/scorecard/tables/extra-all-zoos.csv);
-# with none left the scorecard is skipped.
+# the source, is left out, saying why in results/scorecard/tables/extra-all-zoos.csv, and on
+# stderr when the user named it in scorecard.zoos (with `zoos: []`, every zoo, the table alone
+# says it, so that every parse of the default config stays quiet); with none left the
+# scorecard is skipped.
 SCORECARD_ZOOS, SCORECARD_SKIPS = scorecard_plan(
     scorecard_candidates(),
     {z: scorecard_testsets(z) for z in ZOOS},
     {z: len(zoo_models(z)) for z in ZOOS},
     SCORECARD["source"],
 )
-if SCORECARD["enabled"] and SCORECARD_ZOOS:
+if SCORECARD["enabled"] and SCORECARD_ZOOS and SCORECARD["zoos"]:
     for _z, _why in SCORECARD_SKIPS.items():
         print(
             f"labelfree: scorecard skips {_z}: {_why} (scored test sets: labelled ones "
