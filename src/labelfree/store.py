@@ -12,7 +12,7 @@ import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,6 +139,89 @@ def write_image_set(path: PathLike, x: np.ndarray, y: np.ndarray, **extras: np.n
     y = np.asarray(y, dtype=np.int64)
     check_image_set(x, y, str(path), **extras)
     save_npz(path, x=x, y=y, **extras)
+
+
+def npy_header(dtype: np.dtype | type, shape: Sequence[int]) -> bytes:
+    """The ``.npy`` header ``np.save`` writes for a C-ordered array of ``dtype`` and ``shape``
+    (format version 1.0, or 2.0 when the header does not fit 1.0, as ``np.lib.format.write_array``)."""
+    import io
+
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
+              "shape": tuple(int(s) for s in shape)}
+    buf = io.BytesIO()
+    try:
+        np.lib.format.write_array_header_1_0(buf, header)
+    except ValueError:
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_2_0(buf, header)
+    return buf.getvalue()
+
+
+#: Bytes copied at a time from a spool file into the archive.
+_COPY_BYTES = 16 << 20
+
+
+def _raw_bytes(a: np.ndarray) -> memoryview:
+    """The C-order bytes of ``a`` (what ``np.save`` writes after the header), without a copy
+    when ``a`` is already C-contiguous."""
+    return memoryview(np.ascontiguousarray(a).reshape(-1).view(np.uint8))
+
+
+def write_image_set_chunks(path: PathLike, n: int, chunks: Iterable[ImageSet]) -> None:
+    """Validate and atomically write a dataset split of ``n`` images given as row chunks.
+
+    The file is the one :func:`write_image_set` writes for the concatenated chunks, byte for byte
+    apart from the archive's timestamps (members ``x``, ``y``, then the extras in the first
+    chunk's order; uncompressed; the same ``.npy`` headers). Peak memory is one chunk plus a
+    16 MiB copy buffer: ``x`` is written into its member as the chunks arrive; ``y`` and the
+    extras go to spool files beside ``path`` and are copied into their members at the end. Every
+    chunk must have the first chunk's extras, trailing shapes and dtypes (``y`` is cast to int64).
+    Nothing is left at ``path`` unless all ``n`` rows were written.
+    """
+    target = Path(path)
+    if n < 1:
+        raise ArtefactError(f"{target}: an image set needs at least one image, got n={n}")
+    it = iter(chunks)
+    with atomic_path(target, suffix=".npz") as tmp, \
+            tempfile.TemporaryDirectory(prefix=f".{target.name}.spool.", dir=target.parent) as spool, \
+            zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        layout: dict[str, tuple[np.dtype, tuple[int, ...]]] = {}  # member -> dtype, row shape
+        spools: dict[str, Any] = {}
+        rows = 0
+        try:
+            with zf.open("x.npy", "w", force_zip64=True) as member:
+                for k, chunk in enumerate(it):
+                    y = np.asarray(chunk.y, dtype=np.int64)
+                    arrays = {"x": chunk.x, "y": y, **dict(chunk.extras)}
+                    where = f"{target} (rows {rows}..{rows + len(chunk.x) - 1})"
+                    check_image_set(chunk.x, y, where, **dict(chunk.extras))
+                    if k == 0:
+                        layout = {m: (a.dtype, tuple(a.shape[1:])) for m, a in arrays.items()}
+                        member.write(npy_header(np.uint8, (n, *layout["x"][1])))
+                        for i, m in enumerate(list(layout)[1:]):
+                            spools[m] = open(Path(spool) / f"{i}.raw", "wb")  # noqa: SIM115
+                    got = {m: (a.dtype, tuple(a.shape[1:])) for m, a in arrays.items()}
+                    if got != layout:
+                        raise ArtefactError(f"{where}: chunk arrays {got} differ from the first "
+                                            f"chunk's {layout}")
+                    if rows + len(chunk.x) > n:
+                        raise ArtefactError(f"{where}: more than the declared {n} rows")
+                    member.write(_raw_bytes(chunk.x))
+                    for m, f in spools.items():
+                        f.write(_raw_bytes(arrays[m]))
+                    rows += len(chunk.x)
+                if rows != n:
+                    raise ArtefactError(f"{target}: got {rows} rows, declared {n}")
+            for m, f in spools.items():
+                f.close()
+                dtype, row_shape = layout[m]
+                with zf.open(f"{m}.npy", "w", force_zip64=True) as member, open(f.name, "rb") as src:
+                    member.write(npy_header(dtype, (n, *row_shape)))
+                    while block := src.read(_COPY_BYTES):
+                        member.write(block)
+        finally:
+            for f in spools.values():
+                f.close()
 
 
 def read_image_set(path: PathLike) -> ImageSet:
