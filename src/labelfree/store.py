@@ -157,10 +157,6 @@ def npy_header(dtype: np.dtype | type, shape: Sequence[int]) -> bytes:
     return buf.getvalue()
 
 
-#: Bytes copied at a time from a spool file into the archive.
-_COPY_BYTES = 16 << 20
-
-
 def _raw_bytes(a: np.ndarray) -> memoryview:
     """The C-order bytes of ``a`` (what ``np.save`` writes after the header), without a copy
     when ``a`` is already C-contiguous."""
@@ -172,9 +168,10 @@ def write_image_set_chunks(path: PathLike, n: int, chunks: Iterable[ImageSet]) -
 
     The file is the one :func:`write_image_set` writes for the concatenated chunks, byte for byte
     apart from the archive's timestamps (members ``x``, ``y``, then the extras in the first
-    chunk's order; uncompressed; the same ``.npy`` headers). Peak memory is one chunk plus a
-    16 MiB copy buffer: ``x`` is written into its member as the chunks arrive; ``y`` and the
-    extras go to spool files beside ``path`` and are copied into their members at the end. Every
+    chunk's order; uncompressed; the same ``.npy`` headers). Peak memory is about one chunk:
+    ``x`` is written into its member as the chunks arrive; ``y`` and the extras go to spool
+    files beside ``path`` and are copied into their members at the end, a first chunk's worth
+    of rows at a time. Every
     chunk must have the first chunk's extras, trailing shapes and dtypes (``y`` is cast to int64).
     Nothing is left at ``path`` unless all ``n`` rows were written.
     """
@@ -187,15 +184,16 @@ def write_image_set_chunks(path: PathLike, n: int, chunks: Iterable[ImageSet]) -
             zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
         layout: dict[str, tuple[np.dtype, tuple[int, ...]]] = {}  # member -> dtype, row shape
         spools: dict[str, Any] = {}
-        rows = 0
+        rows = chunk_rows = 0
         try:
             with zf.open("x.npy", "w", force_zip64=True) as member:
-                for k, chunk in enumerate(it):
+                for chunk in it:  # not enumerate: its cached tuple would hold the last chunk
                     y = np.asarray(chunk.y, dtype=np.int64)
                     arrays = {"x": chunk.x, "y": y, **dict(chunk.extras)}
                     where = f"{target} (rows {rows}..{rows + len(chunk.x) - 1})"
                     check_image_set(chunk.x, y, where, **dict(chunk.extras))
-                    if k == 0:
+                    if not layout:
+                        chunk_rows = len(chunk.x)
                         layout = {m: (a.dtype, tuple(a.shape[1:])) for m, a in arrays.items()}
                         member.write(npy_header(np.uint8, (n, *layout["x"][1])))
                         for i, m in enumerate(list(layout)[1:]):
@@ -210,15 +208,19 @@ def write_image_set_chunks(path: PathLike, n: int, chunks: Iterable[ImageSet]) -
                     for m, f in spools.items():
                         f.write(_raw_bytes(arrays[m]))
                     rows += len(chunk.x)
+                    del chunk, arrays, y  # not held while the next chunk is decoded
                 if rows != n:
                     raise ArtefactError(f"{target}: got {rows} rows, declared {n}")
             for m, f in spools.items():
                 f.close()
                 dtype, row_shape = layout[m]
-                with zf.open(f"{m}.npy", "w", force_zip64=True) as member, open(f.name, "rb") as src:
+                row_bytes = dtype.itemsize * int(np.prod(row_shape, dtype=np.int64))
+                buf = memoryview(bytearray(max(1, chunk_rows * row_bytes)))  # one chunk's rows
+                with zf.open(f"{m}.npy", "w", force_zip64=True) as member, \
+                        open(f.name, "rb", buffering=0) as src:
                     member.write(npy_header(dtype, (n, *row_shape)))
-                    while block := src.read(_COPY_BYTES):
-                        member.write(block)
+                    while got := src.readinto(buf):
+                        member.write(buf[:got])
         finally:
             for f in spools.values():
                 f.close()

@@ -249,3 +249,55 @@ def test_write_image_set_chunks_checks_the_chunks(tmp_path):
     assert list(tmp_path.iterdir()) == []
     write_image_set_chunks(path, 3, [part(2, a=np.arange(2.0)), part(1, a=np.arange(1.0))])
     assert np.array_equal(read_image_set(path).extras["a"], [0.0, 1.0, 0.0])
+
+
+PEAK_CHILD = r"""
+import sys, tracemalloc
+tracemalloc.start()
+from labelfree.data.registry import build_dataset
+tmp, runs = sys.argv[1], [tuple(map(int, a.split(":"))) for a in sys.argv[2:]]
+for k, (n, chunk) in enumerate([runs[0], *runs]):  # run 0 again first: the lazy imports
+    cfg = {"source": "imagenet_val", "splits": {"val": 1.0}, "test_split": "val",
+           "options": {"images_dir": f"{tmp}/t{n}/img", "boxes_dir": f"{tmp}/t{n}/box", "size": 96}}
+    split = build_dataset("p", cfg, 0)[0]["val"]  # the index (held whole by design)
+    tracemalloc.reset_peak()
+    held = tracemalloc.get_traced_memory()[0]
+    split.write(f"{tmp}/s{k}.npz", chunk)
+    if k:
+        print(tracemalloc.get_traced_memory()[1] - held)
+"""
+
+
+@pytest.mark.slow
+def test_streamed_write_peak_grows_with_the_chunk_not_the_split(tmp_path):
+    """Issue 16: writing a lazy split allocates about one chunk, whatever the split's size.
+    tracemalloc sees every numpy buffer, so the peak above what was held before the write is
+    the write's own. Expected from the design: about two chunks (a chunk's decoded rows and their
+    stacked arrays), so 4x the images at the same chunk leaves it about flat, 4x the chunk raises
+    it severalfold, and a chunk of 1/8 of the split stays well under the split held whole (the
+    old path held it twice: rows and stack)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    rng = np.random.default_rng(0)
+    for n in (24, 96):
+        img, box = tmp_path / f"t{n}" / "img", tmp_path / f"t{n}" / "box"
+        img.mkdir(parents=True)
+        box.mkdir()
+        for k in range(1, n + 1):
+            Image.fromarray(rng.integers(0, 256, (96, 128, 3), dtype=np.uint8)).save(
+                img / f"ILSVRC2012_val_{k:08d}.png")
+            write_voc(box / f"ILSVRC2012_val_{k:08d}.xml", f"n{k % 3:08d}", 128, 96,
+                      [(10, 10, 60, 50), (40, 30, 120, 90)])
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    runs = ["24:3", "96:3", "96:12"]
+    proc = subprocess.run([sys.executable, "-c", PEAK_CHILD, str(tmp_path), *runs],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    small, large, large_chunk = (int(v) for v in proc.stdout.split())
+    whole = 96 * 96 * 96 * 5  # x, masks and box_distance of the 96-image split
+    assert large < 1.25 * small, (small, large)  # 4x the images, same chunk
+    assert large_chunk > 2.5 * large, (large, large_chunk)  # 4x the chunk
+    assert large_chunk < whole / 2, (large_chunk, whole)

@@ -145,6 +145,7 @@ class LazySplit:
                 part = self.source.materialise(self.rows[start : start + chunk], self.size)
                 bar.update(len(part))
                 yield part
+                del part  # not held while the next chunk is decoded
         finally:
             bar.close()
 
@@ -169,6 +170,7 @@ class LazySplit:
                     counts = np.pad(counts, (0, len(c) - len(counts)))
                 counts[: len(c)] += c
                 yield part
+                del part
 
         write_image_set_chunks(path, len(self.rows), tally(self.chunks(chunk)))
         return Written(shape=layout[0][0], extras=layout[0][1], class_counts=counts.tolist())
