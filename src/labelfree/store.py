@@ -166,14 +166,13 @@ def _raw_bytes(a: np.ndarray) -> memoryview:
 def write_image_set_chunks(path: PathLike, n: int, chunks: Iterable[ImageSet]) -> None:
     """Validate and atomically write a dataset split of ``n`` images given as row chunks.
 
-    The file is the one :func:`write_image_set` writes for the concatenated chunks, byte for byte
-    apart from the archive's timestamps (members ``x``, ``y``, then the extras in the first
-    chunk's order; uncompressed; the same ``.npy`` headers). Peak memory is about one chunk:
-    ``x`` is written into its member as the chunks arrive; ``y`` and the extras go to spool
-    files beside ``path`` and are copied into their members at the end, a first chunk's worth
-    of rows at a time. Every
-    chunk must have the first chunk's extras, trailing shapes and dtypes (``y`` is cast to int64).
-    Nothing is left at ``path`` unless all ``n`` rows were written.
+    The file is byte for byte the one :func:`write_image_set` writes for the concatenated chunks
+    (members ``x``, ``y``, then the extras in the first chunk's order; uncompressed; the same
+    ``.npy`` headers; ``np.savez`` stamps no time). The writer holds one chunk at a time: ``x`` is
+    written into its member as the chunks arrive; ``y`` and the extras go to spool files beside
+    ``path`` and are copied into their members at the end, a first chunk's rows at a time. Every
+    chunk must have the first chunk's extras, trailing shapes and dtypes (``y`` is cast to
+    int64). Nothing is left at ``path``, nor any spool, unless all ``n`` rows were written.
     """
     target = Path(path)
     if n < 1:
@@ -219,8 +218,8 @@ def write_image_set_chunks(path: PathLike, n: int, chunks: Iterable[ImageSet]) -
                 with zf.open(f"{m}.npy", "w", force_zip64=True) as member, \
                         open(f.name, "rb", buffering=0) as src:
                     member.write(npy_header(dtype, (n, *row_shape)))
-                    while got := src.readinto(buf):
-                        member.write(buf[:got])
+                    while size := src.readinto(buf):
+                        member.write(buf[:size])
         finally:
             for f in spools.values():
                 f.close()

@@ -17,6 +17,7 @@ Library use without the workflow::
     ds.index.head()                      # file, path, label, width, height, boxes, ...
     batch = ds.materialise(range(256), size=224)   # ImageSet with boxes, masks, area_ratio
     for batch in ds.batches(256, size=224): ...
+    LazySplit(ds, range(len(ds)), 224).write("val.npz")   # the whole set, 128 images at a time
 """
 
 from __future__ import annotations
