@@ -273,9 +273,10 @@ def test_streamed_write_peak_grows_with_the_chunk_not_the_split(tmp_path):
     """Issue 16: writing a lazy split allocates about one chunk, whatever the split's size.
     tracemalloc sees every numpy buffer, so the peak above what was held before the write is
     the write's own. Expected from the design: about two chunks (a chunk's decoded rows and their
-    stacked arrays), so 4x the images at the same chunk leaves it about flat, 4x the chunk raises
-    it severalfold, and a chunk of 1/8 of the split stays well under the split held whole (the
-    old path held it twice: rows and stack)."""
+    stacked arrays) plus a fixed part (one original being decoded, module state), so 4x the
+    images at the same chunk leaves it about flat, 8x the chunk raises it severalfold, and a
+    chunk of 1/6 of the split stays under half the split held whole (the old path held it
+    twice: rows and stack)."""
     import os
     import subprocess
     import sys
@@ -292,12 +293,12 @@ def test_streamed_write_peak_grows_with_the_chunk_not_the_split(tmp_path):
             write_voc(box / f"ILSVRC2012_val_{k:08d}.xml", f"n{k % 3:08d}", 128, 96,
                       [(10, 10, 60, 50), (40, 30, 120, 90)])
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
-    runs = ["24:3", "96:3", "96:12"]
+    runs = ["24:2", "96:2", "96:16"]
     proc = subprocess.run([sys.executable, "-c", PEAK_CHILD, str(tmp_path), *runs],
                           capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     small, large, large_chunk = (int(v) for v in proc.stdout.split())
     whole = 96 * 96 * 96 * 5  # x, masks and box_distance of the 96-image split
     assert large < 1.25 * small, (small, large)  # 4x the images, same chunk
-    assert large_chunk > 2.5 * large, (large, large_chunk)  # 4x the chunk
+    assert large_chunk > 3 * large, (large, large_chunk)  # 8x the chunk
     assert large_chunk < whole / 2, (large_chunk, whole)
