@@ -12,7 +12,7 @@ import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,6 +139,90 @@ def write_image_set(path: PathLike, x: np.ndarray, y: np.ndarray, **extras: np.n
     y = np.asarray(y, dtype=np.int64)
     check_image_set(x, y, str(path), **extras)
     save_npz(path, x=x, y=y, **extras)
+
+
+def npy_header(dtype: np.dtype | type, shape: Sequence[int]) -> bytes:
+    """The ``.npy`` header ``np.save`` writes for a C-ordered array of ``dtype`` and ``shape``
+    (format version 1.0, or 2.0 when the header does not fit 1.0, as ``np.lib.format.write_array``)."""
+    import io
+
+    header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
+              "shape": tuple(int(s) for s in shape)}
+    buf = io.BytesIO()
+    try:
+        np.lib.format.write_array_header_1_0(buf, header)
+    except ValueError:
+        buf = io.BytesIO()
+        np.lib.format.write_array_header_2_0(buf, header)
+    return buf.getvalue()
+
+
+def _raw_bytes(a: np.ndarray) -> memoryview:
+    """The C-order bytes of ``a`` (what ``np.save`` writes after the header), without a copy
+    when ``a`` is already C-contiguous."""
+    return memoryview(np.ascontiguousarray(a).reshape(-1).view(np.uint8))
+
+
+def write_image_set_chunks(path: PathLike, n: int, chunks: Iterable[ImageSet]) -> None:
+    """Validate and atomically write a dataset split of ``n`` images given as row chunks.
+
+    The file is byte for byte the one :func:`write_image_set` writes for the concatenated chunks
+    (members ``x``, ``y``, then the extras in the first chunk's order; uncompressed; the same
+    ``.npy`` headers; ``np.savez`` stamps no time). The writer holds one chunk at a time: ``x`` is
+    written into its member as the chunks arrive; ``y`` and the extras go to spool files beside
+    ``path`` and are copied into their members at the end, a first chunk's rows at a time. Every
+    chunk must have the first chunk's extras, trailing shapes and dtypes (``y`` is cast to
+    int64). Nothing is left at ``path``, nor any spool, unless all ``n`` rows were written.
+    """
+    target = Path(path)
+    if n < 1:
+        raise ArtefactError(f"{target}: an image set needs at least one image, got n={n}")
+    it = iter(chunks)
+    with atomic_path(target, suffix=".npz") as tmp, \
+            tempfile.TemporaryDirectory(prefix=f".{target.name}.spool.", dir=target.parent) as spool, \
+            zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        layout: dict[str, tuple[np.dtype, tuple[int, ...]]] = {}  # member -> dtype, row shape
+        spools: dict[str, Any] = {}
+        rows = chunk_rows = 0
+        try:
+            with zf.open("x.npy", "w", force_zip64=True) as member:
+                for chunk in it:  # not enumerate: its cached tuple would hold the last chunk
+                    y = np.asarray(chunk.y, dtype=np.int64)
+                    arrays = {"x": chunk.x, "y": y, **dict(chunk.extras)}
+                    where = f"{target} (rows {rows}..{rows + len(chunk.x) - 1})"
+                    check_image_set(chunk.x, y, where, **dict(chunk.extras))
+                    if not layout:
+                        chunk_rows = len(chunk.x)
+                        layout = {m: (a.dtype, tuple(a.shape[1:])) for m, a in arrays.items()}
+                        member.write(npy_header(np.uint8, (n, *layout["x"][1])))
+                        for i, m in enumerate(list(layout)[1:]):
+                            spools[m] = open(Path(spool) / f"{i}.raw", "wb")  # noqa: SIM115
+                    got = {m: (a.dtype, tuple(a.shape[1:])) for m, a in arrays.items()}
+                    if got != layout:
+                        raise ArtefactError(f"{where}: chunk arrays {got} differ from the first "
+                                            f"chunk's {layout}")
+                    if rows + len(chunk.x) > n:
+                        raise ArtefactError(f"{where}: more than the declared {n} rows")
+                    member.write(_raw_bytes(chunk.x))
+                    for m, f in spools.items():
+                        f.write(_raw_bytes(arrays[m]))
+                    rows += len(chunk.x)
+                    del chunk, arrays, y  # not held while the next chunk is decoded
+                if rows != n:
+                    raise ArtefactError(f"{target}: got {rows} rows, declared {n}")
+            for m, f in spools.items():
+                f.close()
+                dtype, row_shape = layout[m]
+                row_bytes = dtype.itemsize * int(np.prod(row_shape, dtype=np.int64))
+                buf = memoryview(bytearray(max(1, chunk_rows * row_bytes)))  # one chunk's rows
+                with zf.open(f"{m}.npy", "w", force_zip64=True) as member, \
+                        open(f.name, "rb", buffering=0) as src:
+                    member.write(npy_header(dtype, (n, *row_shape)))
+                    while size := src.readinto(buf):
+                        member.write(buf[:size])
+        finally:
+            for f in spools.values():
+                f.close()
 
 
 def read_image_set(path: PathLike) -> ImageSet:

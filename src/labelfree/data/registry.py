@@ -5,6 +5,9 @@ with a ``source``. Every source's builder returns ``{split: ImageSet}`` (x uint8
 y int64 (N,) or multi-hot (N, K), optional aligned extras such as ``boxes``/``masks``), and
 :func:`prepare_dataset` writes each split with :func:`labelfree.store.write_image_set` to
 ``results/data/{dataset}/{split}.npz`` plus ``meta.json`` (class names, sizes, provenance).
+The lazily indexed sources (``imagenet_val``, ``coco``) return each split as a
+:class:`~labelfree.data.lazy.LazySplit` instead (rows not yet decoded), which
+:func:`prepare_dataset` streams into the same file a chunk of images at a time.
 
 How ``splits`` is read (split name -> fraction):
 
@@ -40,12 +43,13 @@ from labelfree.data import classic
 from labelfree.data.base import DataError, as_image_set, check_options
 from labelfree.data.digits import DIGITS_OPTIONS, build_digits
 from labelfree.data.download import FileSpec, fetch_all
+from labelfree.data.lazy import CHUNK, LazySplit
 from labelfree.data.splits import split_sizes, stratified_partition
 from labelfree.store import ImageSet, save_json, write_image_set
 
 log = logging.getLogger(__name__)
 
-Built = tuple[dict[str, ImageSet], dict[str, Any]]
+Built = tuple[dict[str, ImageSet | LazySplit], dict[str, Any]]
 Builder = Callable[[str, Mapping[str, Any], int], Built]
 
 #: Defaults of ``options`` for the lazily indexed sources (mirrored in the schema).
@@ -112,19 +116,12 @@ def _lazy_builder(source: str) -> Builder:
                 rows = rows[: opts["limit"]]
             if len(rows) == 0:
                 raise DataError(f"datasets.{name}: split {split!r} would be empty")
-            log.info(
-                "%s/%s: decoding %d images at %dx%d",
-                name,
-                split,
-                len(rows),
-                opts["size"],
-                opts["size"],
-            )
-            out[split] = ds.materialise(rows, opts["size"])
+            out[split] = LazySplit(ds, rows, opts["size"])
             index[split] = ds.index.iloc[rows].to_dict(orient="records")
         return out, {"classes": ds.classes, "index": index}
 
-    build.__doc__ = f"Index {source}, partition it by ``splits`` and materialise each split."
+    build.__doc__ = (f"Index {source} and partition it by ``splits``: each split a LazySplit "
+                     "(decoded when written).")
     return build
 
 
@@ -378,7 +375,9 @@ def download_dataset(
 
 
 def build_dataset(name: str, cfg: Mapping[str, Any], seed: int) -> Built:
-    """Build every configured split of dataset ``name``: ``({split: ImageSet}, info)``."""
+    """Build every configured split of dataset ``name``: ``({split: ImageSet}, info)``; splits
+    of the lazily indexed sources are :class:`~labelfree.data.lazy.LazySplit` (``.materialise()``
+    decodes one whole)."""
     src = get_source(cfg["source"])
     wanted = split_names(name, cfg)
     splits, info = src.build(name, cfg, seed)
@@ -395,10 +394,14 @@ def prepare_dataset(
     seed: int,
     out_dir: str | os.PathLike[str],
     meta_path: str | os.PathLike[str] | None = None,
+    chunk: int = CHUNK,
 ) -> dict[str, Any]:
     """Build dataset ``name`` and write ``{out_dir}/{split}.npz`` for every split, then meta.json.
 
-    Returns the meta dictionary (source, seed, classes, per-split sizes and class counts).
+    Splits of the lazily indexed sources are decoded and written ``chunk`` images at a time
+    (:meth:`LazySplit.write`), so memory holds one chunk, not the split; the file is the one
+    writing the whole decoded split would give. Returns the meta dictionary (source, seed,
+    classes, per-split sizes and class counts).
     """
     splits, info = build_dataset(name, cfg, seed)
     out_dir = Path(out_dir)
@@ -411,16 +414,26 @@ def prepare_dataset(
         "splits": {},
     }
     for split, s in splits.items():
-        write_image_set(out_dir / f"{split}.npz", s.x, s.y, **dict(s.extras))
-        labels = s.y if s.y.ndim == 1 else np.nonzero(s.y)[1]
+        path = out_dir / f"{split}.npz"
+        if isinstance(s, LazySplit):
+            log.info("%s/%s: decoding %d images at %dx%d, %d at a time",
+                     name, split, len(s), s.size, s.size, chunk)
+            written = s.write(path, chunk)
+            counts, shape, extras = written.class_counts, written.shape, written.extras
+        else:
+            write_image_set(path, s.x, s.y, **dict(s.extras))
+            labels = s.y if s.y.ndim == 1 else np.nonzero(s.y)[1]
+            counts = np.bincount(labels).tolist() if labels.size else []
+            shape, extras = list(s.x.shape[1:]), sorted(s.extras)
         meta["splits"][split] = {
             "n": len(s),
-            "shape": list(s.x.shape[1:]),
-            "extras": sorted(s.extras),
-            "class_counts": np.bincount(labels).tolist() if labels.size else [],
+            "shape": shape,
+            "extras": extras,
+            "class_counts": counts,
         }
-        log.info("%s/%s: %d images of shape %s", name, split, len(s), s.x.shape[1:])
+        log.info("%s/%s: %d images of shape %s", name, split, len(s), tuple(shape))
     if "index" in info:
         meta["index"] = info["index"]
     save_json(meta, meta_path if meta_path is not None else out_dir / "meta.json")
     return meta
+
