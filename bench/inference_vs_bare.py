@@ -51,6 +51,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import importlib.util
 import io
 import json
 import os
@@ -84,6 +85,8 @@ RESULTS = REPO / "bench" / "results"
 TARGET = 0.9
 FEATS = ("first", "penultimate")
 WRITERS = ("rule", "write")  # variants that write the artefact
+#: The rule's progress bar needs tqdm; a bare GPU machine may lack it (rule rows then skipped).
+HAS_TQDM = importlib.util.find_spec("tqdm") is not None
 
 
 @dataclass(frozen=True)
@@ -267,7 +270,8 @@ def run_case(
         "predict": lambda i: predict(model, x, "scale01", bs, dev, (), amp),
         "convert": lambda i: convert_only(x, bs, case.shape[2], dev),
     }
-    if not case.torchvision:
+    with_rule = not case.torchvision and HAS_TQDM
+    if with_rule:
         variants |= {
             "rule": rule,
             "read": lambda i: read_image_set(set_path),
@@ -295,7 +299,7 @@ def run_case(
     ref = torch.cat(bare_loop(model, t, bs, amp)).float().cpu().numpy()
     got = [predict(model, x, "scale01", bs, dev, (), amp)["logits"],
            predict(model, ready, "scale01", bs, dev, (), amp)["logits"]]
-    if not case.torchvision:
+    if with_rule:
         fresh_outputs()
         rule(0)
         got.append(read_logits(outs[0], "id"))
@@ -425,6 +429,8 @@ def render(info: dict[str, Any], rows: list[dict[str, Any]]) -> str:
         "of bare loop; garbage collector off, as timeit does) and gives ms per call",
         f"- clock of the main table: {clock_text}; the wall-time ratios follow below it",
         f"- memory allocator (both loops, one process): {info['allocator']}",
+        *([] if info.get("rule_timed", True) else
+          ["- rule rows not timed: tqdm (the inference job's progress bar) is not installed"]),
         f"- load average (1, 5, 15 min) before: {info['load_before']}, after: {info['load_after']}",
         "",
         "Ratios are speed ratios, bare time / our time (>= 1: as fast as the bare loop): the "
@@ -552,6 +558,7 @@ def main(argv: list[str] | None = None) -> None:
                      "the inference job sets it)" if retained else "the C library's defaults",
         "device": str(dev), "threads": torch.get_num_threads(), "batch_size": args.batch_size,
         "gpu": torch.cuda.get_device_name(dev) if gpu else None,
+        "rule_timed": HAS_TQDM,
         "repeats": args.repeats, "load_before": " ".join(f"{v:.2f}" for v in os.getloadavg()),
     }
     rows = []
