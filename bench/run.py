@@ -89,7 +89,8 @@ def parse_json_results(text: str) -> Measured:
     data = json.loads(text)
     parts = [f"{r['what']}: {r['value']}" + (f" ({r['case']})" if r.get("case") else "")
              for r in data["results"]]
-    mets = [r.get("met") for r in data["results"]]
+    # rows marked "target": false are context (e.g. inference_vs_bare's uint8 and rule rows)
+    mets = [r.get("met") for r in data["results"] if r.get("target", True)]
     met = None if any(m is None for m in mets) else all(mets)
     return Measured("; ".join(parts), met)
 

@@ -22,6 +22,7 @@ import ctypes
 import functools
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from labelfree.joblog import progress
 from labelfree.store import ImageSet, read_image_set, write_inference
 from labelfree.zoo.arch import FEATURES, MLP, CNNTiny, LeNet, ResNet, feature_points
 from labelfree.zoo.io import load_model
-from labelfree.zoo.preprocess import FUSED_KINDS, preprocess
+from labelfree.zoo.preprocess import FUSED_KINDS, preprocess, standard_nchw
 
 log = logging.getLogger(__name__)
 
@@ -91,10 +92,61 @@ def _input_channels(first: torch.Tensor | None, x: np.ndarray) -> int:
     return int(x.shape[3])
 
 
-def _eval(model: nn.Module) -> None:
-    """``model.eval()``, skipped when no module is in training mode (it costs tens of us)."""
-    if any(m.training for m in model.modules()):
+@dataclass(frozen=True)
+class ModelInput:
+    """Images converted once into a model's input: ``tensor`` is float NCHW with standard
+    strides, on its device, equal to ``preprocess(x, preprocessing, channels=channels)``.
+
+    :func:`predict` slices its batches from it as a bare ``model(t[s:s + b])`` loop does, so a
+    test set that several models read is converted once (:func:`infer_group`).
+    """
+
+    tensor: torch.Tensor
+    preprocessing: str
+    channels: int
+
+    def __len__(self) -> int:
+        return len(self.tensor)
+
+
+def prepare(
+    x: np.ndarray, preprocessing: str, channels: int, device: str | torch.device = "auto"
+) -> ModelInput:
+    """Convert uint8 NHWC images ``x`` into the input of a model that takes ``channels``
+    channels, on ``device`` (the values :func:`predict` converts batch by batch: the
+    conversion is elementwise, tests/inference/test_bare_loop.py)."""
+    if x.ndim != 4:
+        raise InferenceError(f"images must be (N, H, W, C) uint8, got shape {x.shape}")
+    with torch.no_grad():
+        t = preprocess(x, preprocessing, channels=channels, device=resolve_device(device))
+    return ModelInput(standard_nchw(t), preprocessing, int(channels))
+
+
+def model_channels(model: nn.Module, x: np.ndarray) -> int:
+    """Input channels of ``model`` for images ``x`` (its first weight's, if a convolution's)."""
+    return _input_channels(next(model.parameters(), None), x)
+
+
+def _eval(model: nn.Module) -> torch.Tensor | None:
+    """Put ``model`` in eval mode (skipped when no module is in training mode: ``eval()``
+    costs tens of us) and return its first parameter, as ``next(model.parameters())`` would.
+
+    One walk over the modules in the order of ``model.modules()`` (pre-order), without the
+    generators of ``modules()`` and ``parameters()``, which cost as much as a tiny model's
+    forward pass on a few batches (bench/inference_vs_bare.py).
+    """
+    first, training, stack = None, False, [model]
+    while stack:
+        m = stack.pop()
+        if m is None:  # a submodule slot registered as None
+            continue
+        training = training or m.training
+        if first is None:
+            first = next((p for p in m._parameters.values() if p is not None), None)
+        stack.extend(reversed(m._modules.values()))
+    if training:
         model.eval()
+    return first
 
 
 #: Local architectures apply no in-place operation to a feature point's tensor after its layer
@@ -186,9 +238,45 @@ def _store(
     outs[name][rows].copy_(t)
 
 
+#: Batch logits that :func:`predict` holds before it copies them into its output.
+_FLUSH_BYTES = 16 << 20
+
+
+class _Rows:
+    """The (N, ...) float32 logits of :func:`predict`, written a run of batches at a time.
+
+    :func:`predict` keeps each batch's result and hands them here by one ``torch.cat`` per
+    :data:`_FLUSH_BYTES` of results (and at the end), instead of one copy call per batch: for
+    tiny models the per-batch call costs as much as the forward pass (bench/
+    inference_vs_bare.py). On the CPU numpy allocates the output (see :func:`_store`).
+    """
+
+    def __init__(self, n: int, device: torch.device) -> None:
+        self.n, self.device, self.filled = n, device, 0
+        self.out: np.ndarray | torch.Tensor | None = None
+
+    def write(self, batches: list[torch.Tensor]) -> None:
+        """Copy ``batches`` (the next rows, in order) into the output and clear the list."""
+        if self.out is None:
+            shape = (self.n, *batches[0].shape[1:])
+            self.out = (np.empty(shape, np.float32) if self.device.type == "cpu"
+                        else torch.empty(shape, dtype=torch.float32, device=self.device))
+        out = torch.from_numpy(self.out) if isinstance(self.out, np.ndarray) else self.out
+        k = sum(len(t) for t in batches) if len(batches) > 1 else len(batches[0])
+        if self.filled or k != self.n:
+            out = out[self.filled : self.filled + k]
+        torch.cat(batches, out=out)  # casts to float32 (autocast's float16 on a GPU)
+        self.filled += k
+        batches.clear()
+
+    def result(self) -> np.ndarray:
+        assert self.filled == self.n, (self.filled, self.n)
+        return self.out if isinstance(self.out, np.ndarray) else self.out.cpu().numpy()
+
+
 def predict(
     model: nn.Module,
-    x: np.ndarray,
+    x: np.ndarray | ModelInput,
     preprocessing: str = "scale01",
     batch_size: int = 512,
     device: str | torch.device = "auto",
@@ -199,17 +287,20 @@ def predict(
 ) -> dict[str, np.ndarray]:
     """Run ``model`` on uint8 NHWC images ``x``; return ``{"logits": (N, K) float32, name: (N, D)}``.
 
-    ``features`` names feature points (``first``, ``penultimate``); each comes back flattened
-    (N, D) as ``feature_dtype`` (float16 for the artefacts: the same values as casting the
-    float32 features with numpy), with the values the layer holds at the end of the forward
-    pass (as a reference kept to it would show). The model is put in eval mode and moved to
-    ``device``. ``progress``: an optional tqdm bar advanced by the number of images.
+    ``x`` may instead be a :class:`ModelInput` (images converted once by :func:`prepare`, with
+    this ``preprocessing`` and the model's channels, on ``device``): the batches are then sliced
+    from it, as in a bare loop. ``features`` names feature points (``first``,
+    ``penultimate``); each comes back flattened (N, D) as ``feature_dtype`` (float16 for the
+    artefacts: the same values as casting the float32 features with numpy), with the values
+    the layer holds at the end of the forward pass (as a reference kept to it would show). The
+    model is put in eval mode and moved to ``device``. ``progress``: an optional tqdm bar
+    advanced by the number of images.
 
-    Speed (bench/inference_vs_bare.py): each batch is cast and transposed by one copy into
-    one input buffer reused for every batch and scaled in place there; each batch's logits and
-    features are copied into preallocated outputs (features of local architectures inside the
-    hook), so the allocator reuses the model's activations and nothing is concatenated at the
-    end.
+    Speed (bench/inference_vs_bare.py): uint8 batches are cast and transposed by one copy
+    into one input buffer reused for every batch and scaled in place there; each batch's
+    logits and features are copied into preallocated outputs (features of local
+    architectures inside the hook), so the allocator reuses the model's activations and
+    nothing is concatenated at the end. Without features no hook is registered.
     """
     unknown = [f for f in features if f not in FEATURES]
     if unknown:
@@ -218,47 +309,89 @@ def predict(
         raise InferenceError(f"batch_size={batch_size} must be >= 1")
     if feature_dtype not in _NUMPY:
         raise InferenceError(f"feature_dtype={feature_dtype}; use torch.float32 or torch.float16")
-    if x.ndim != 4:
+    ready = x if isinstance(x, ModelInput) else None
+    if ready is None and x.ndim != 4:
         raise InferenceError(f"images must be (N, H, W, C) uint8, got shape {x.shape}")
     dev = resolve_device(device)
-    _eval(model)
-    first = next(model.parameters(), None)
+    first = _eval(model)
     if first is not None and first.device != dev:
         model.to(dev)
     n = len(x)
     if not n:
         empty = np.zeros((0, 0), np.float32)
         return {"logits": empty, **{f: empty.astype(_NUMPY[feature_dtype]) for f in features}}
-    channels = _input_channels(first, x)
+    buf = xt = None
+    if ready is not None:
+        _check_ready(ready, first, preprocessing, dev)
+    else:
+        channels = _input_channels(first, x)
+        xt = x if isinstance(x, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(x))
+        if not xt.is_floating_point() and preprocessing in FUSED_KINDS:
+            h, w = int(xt.shape[1]), int(xt.shape[2])
+            buf = torch.empty((min(batch_size, n), channels, h, w), dtype=torch.float32, device=dev)
     use_amp = bool(amp) and dev.type == "cuda"
-    xt = x if isinstance(x, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(x))
-    buf = None
-    if not xt.is_floating_point() and preprocessing in FUSED_KINDS:
-        h, w = int(xt.shape[1]), int(xt.shape[2])
-        buf = torch.empty((min(batch_size, n), channels, h, w), dtype=torch.float32, device=dev)
-    outs: dict[str, torch.Tensor] = {}
     autocast = (
         torch.autocast(device_type="cuda", dtype=torch.float16) if use_amp else contextlib.nullcontext()
     )
-    feats = _Features(model, features, n, feature_dtype)
+    feats = _Features(model, features, n, feature_dtype) if features else None
+    logits, held, every = _Rows(n, dev), [], 1 if buf is not None else 0
+    version = ready.tensor._version if ready is not None else 0
     try:
         with torch.inference_mode(), autocast:
             for b0 in range(0, n, batch_size):
-                rows = slice(b0, min(b0 + batch_size, n))
-                k = rows.stop - b0
-                xb = preprocess(
-                    xt[rows], preprocessing, channels=channels, device=dev,
-                    out=None if buf is None else buf[:k],
-                )
-                feats.start(rows)
-                _store(outs, "logits", model(xb), n, rows, flat=False)
-                feats.flush()
+                b1 = min(b0 + batch_size, n)
+                if ready is not None:
+                    xb = ready.tensor[b0:b1]
+                else:
+                    xb = preprocess(
+                        xt[b0:b1], preprocessing, channels=channels, device=dev,
+                        out=None if buf is None else buf[: b1 - b0],
+                    )
+                if feats is not None:
+                    feats.start(slice(b0, b1))
+                y = model(xb)
+                held.append(y)
+                if not every:  # batches per write: _FLUSH_BYTES of results (1 per batch if
+                    # they may be views of the reused input buffer)
+                    every = max(1, _FLUSH_BYTES // max(1, y.numel() * 4))
+                if len(held) >= every:
+                    logits.write(held)
+                if feats is not None:
+                    feats.flush()
                 if progress is not None:
-                    progress.update(k)
+                    progress.update(b1 - b0)
+            if held:
+                logits.write(held)
     finally:
-        feats.remove()
-    outs.update((f, feats.outs[f]) for f in features)
-    return {name: t.cpu().numpy() for name, t in outs.items()}
+        if feats is not None:
+            feats.remove()
+    if ready is not None and ready.tensor._version != version:
+        raise InferenceError(
+            f"{type(model).__name__} changed its input in place; a converted test set is "
+            "shared by the models of a group, so it must stay unchanged"
+        )
+    out = {"logits": logits.result()}
+    if feats is not None:
+        out.update((f, feats.outs[f].cpu().numpy()) for f in features)
+    return out
+
+
+def _check_ready(
+    ready: ModelInput, first: torch.Tensor | None, preprocessing: str, dev: torch.device
+) -> None:
+    """A :class:`ModelInput` must have been made for this model's preprocessing, channels and
+    device."""
+    if ready.preprocessing != preprocessing:
+        raise InferenceError(
+            f"input converted with preprocessing {ready.preprocessing!r}, model wants "
+            f"{preprocessing!r}"
+        )
+    if first is not None and first.ndim == 4 and int(first.shape[1]) != ready.channels:
+        raise InferenceError(
+            f"input converted for {ready.channels} channels, model wants {int(first.shape[1])}"
+        )
+    if ready.tensor.device.type != dev.type:
+        raise InferenceError(f"input converted on {ready.tensor.device}, inference runs on {dev}")
 
 
 def predict_dir(
@@ -295,7 +428,10 @@ def infer_group(
     ``testsets``: (name, path) of each set of the group, in order. Each output holds the logits
     (and ``features``) of every set (labelfree.store.write_inference). Test sets are read once
     and kept in memory while their total size is below ``cache_bytes``; models are loaded one at
-    a time (so large zoos fit on one GPU).
+    a time (so large zoos fit on one GPU). With several models, each set is also converted once
+    into the models' input (:func:`prepare`, for the elementwise kinds ``scale01``, ``center``
+    and the normalisations) and kept on the device while the converted sets total at most
+    ``cache_bytes``; the models then run on ready tensors, as a bare loop does.
     """
     if len(out_paths) != len(model_dirs):
         raise InferenceError(
@@ -321,6 +457,22 @@ def infer_group(
             cache[j] = s
         return s
 
+    ready: dict[tuple[int, str, int], ModelInput] = {}
+    ready_bytes = 0
+
+    def model_input(j: int, ts: ImageSet, prep: str, channels: int) -> np.ndarray | ModelInput:
+        """Set ``j`` converted once for models with ``prep`` and ``channels``, while they fit."""
+        nonlocal ready_bytes
+        key = (j, prep, channels)
+        if key in ready:
+            return ready[key]
+        size = 4 * len(ts.x) * channels * int(np.prod(ts.x.shape[1:3]))
+        if len(model_dirs) < 2 or prep not in FUSED_KINDS or ready_bytes + size > cache_bytes:
+            return ts.x
+        ready[key] = prepare(ts.x, prep, channels, dev)
+        ready_bytes += size
+        return ready[key]
+
     n_images = 0
     log.info(
         "inference: %d models x %d test sets on %s (batch %d, amp=%s, features=%s)",
@@ -341,7 +493,8 @@ def infer_group(
                         f"{Path(mdir).name} on. Check how the set was made (data splits, shifts)"
                     )
                 res = predict(
-                    model, ts.x, prep, batch_size, dev, features, amp,
+                    model, model_input(j, ts, prep, model_channels(model, ts.x)), prep,
+                    batch_size, dev, features, amp,
                     feature_dtype=torch.float16 if feature_dtype == "float16" else torch.float32,
                 )
                 k = int(meta.get("num_classes") or res["logits"].shape[1])

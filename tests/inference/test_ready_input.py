@@ -1,0 +1,114 @@
+"""Test sets converted once (``prepare``) give the outputs of per-batch conversion (issue 19).
+
+``infer_group`` converts each set once and runs every model of the group on slices of the ready
+tensor, as a bare ``model(t[s:s + b])`` loop does. The conversion is elementwise, so the logits
+and features must be bitwise those of ``predict`` on the uint8 images, which are bitwise those
+of the bare loop (tests/inference/test_bare_loop.py); the batches must keep the standard NCHW
+strides of issue 22 (tests/zoo/test_layout.py).
+"""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from labelfree import inference
+from labelfree.inference import InferenceError, infer_group, predict, prepare
+from labelfree.store import read_logits, write_image_set
+from labelfree.zoo import build_model, save_model
+from labelfree.zoo.arch import ARCHS, FEATURES
+from labelfree.zoo.preprocess import NORMALISATIONS
+
+
+def images(c: int, n: int = 45, hw: int = 9) -> np.ndarray:
+    return np.random.default_rng(c).integers(0, 256, (n, hw, hw, c), dtype=np.uint8)
+
+
+@pytest.mark.parametrize("kind", ["scale01", "center", *NORMALISATIONS])
+@pytest.mark.parametrize("arch", ARCHS)
+def test_ready_input_gives_the_outputs_of_per_batch_conversion(arch, kind):
+    x = images(3)
+    torch.manual_seed(0)
+    model = build_model(arch, (9, 9, 3), 6, 4, 1).eval()
+    seen: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
+    model.register_forward_pre_hook(lambda m, a: seen.append((tuple(a[0].shape), a[0].stride())))
+    per_batch = predict(model, x, kind, 16, "cpu", FEATURES)  # 45 = 16 + 16 + 13
+    ready = prepare(x, kind, 3, "cpu")
+    got = predict(model, ready, kind, 16, "cpu", FEATURES)
+    for k in ("logits", *FEATURES):
+        np.testing.assert_array_equal(got[k], per_batch[k])
+    assert [s for s, _ in seen[3:]] == [(16, 3, 9, 9), (16, 3, 9, 9), (13, 3, 9, 9)]
+    assert all(st == torch.empty(s).stride() for s, st in seen[3:])  # issue 22 layout
+
+
+def test_a_grey_set_converted_for_a_three_channel_model():
+    x = images(1)
+    torch.manual_seed(0)
+    model = build_model("lenet", (9, 9, 3), 4, 4, 1).eval()
+    np.testing.assert_array_equal(
+        predict(model, prepare(x, "scale01", 3, "cpu"), "scale01", 8, "cpu")["logits"],
+        predict(model, x, "scale01", 8, "cpu")["logits"],
+    )
+
+
+def test_a_ready_input_made_for_another_model_is_refused():
+    x = images(1)
+    torch.manual_seed(0)
+    model = build_model("lenet", (9, 9, 1), 4, 4, 1)
+    with pytest.raises(InferenceError, match="preprocessing 'center'"):
+        predict(model, prepare(x, "center", 1, "cpu"), "scale01", 8, "cpu")
+    with pytest.raises(InferenceError, match="3 channels, model wants 1"):
+        predict(model, prepare(x, "scale01", 3, "cpu"), "scale01", 8, "cpu")
+
+
+def test_a_model_that_changes_its_input_in_place_is_refused():
+    # the converted set is shared by the group's models: a later model must see the same input
+    class Inplace(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.head = nn.Linear(81, 2)
+
+        def forward(self, t: torch.Tensor) -> torch.Tensor:
+            return self.head(t.mul_(2).flatten(1))
+
+    with pytest.raises(InferenceError, match="changed its input in place"):
+        predict(Inplace(), prepare(images(1), "scale01", 1, "cpu"), "scale01", 8, "cpu")
+
+
+@pytest.mark.parametrize("group_models", [1, 3])
+def test_infer_group_writes_the_logits_of_predict_on_the_uint8_set(
+    tmp_path, monkeypatch, group_models
+):
+    # 3 models share one conversion per set; 1 model converts batch by batch as before
+    conversions: list[int] = []
+
+    def counted(x, *args):
+        conversions.append(len(x))
+        return prepare(x, *args)
+
+    monkeypatch.setattr(inference, "prepare", counted)
+    x, x2 = images(1), images(1, n=20)
+    dirs, refs = [], []
+    for i in range(group_models):
+        torch.manual_seed(i)
+        arch = ARCHS[i % len(ARCHS)]
+        model = build_model(arch, (9, 9, 1), 5, 4, 1).eval()
+        meta = {"model": f"m{i}", "arch": arch, "width": 4, "depth": 1, "num_classes": 5,
+                "input_shape": [9, 9, 1], "preprocessing": "scale01", "family": "local"}
+        save_model(tmp_path / f"m{i}", model, meta)
+        dirs.append(tmp_path / f"m{i}")
+        refs.append({t: predict(model, v, "scale01", 16, "cpu")["logits"]
+                     for t, v in (("a", x), ("b", x2))})
+    write_image_set(tmp_path / "a.npz", x, np.zeros(len(x), np.int64))
+    write_image_set(tmp_path / "b.npz", x2, np.zeros(len(x2), np.int64))
+    outs = [tmp_path / f"out{i}.npz" for i in range(group_models)]
+    infer_group(dirs, [("a", tmp_path / "a.npz"), ("b", tmp_path / "b.npz")], outs,
+                batch_size=16, device="cpu", progress_file=io.StringIO())
+    assert conversions == ([45, 20] if group_models > 1 else [])
+    for out, ref in zip(outs, refs, strict=True):
+        for t in ("a", "b"):
+            np.testing.assert_array_equal(read_logits(out, t), ref[t])
