@@ -32,7 +32,6 @@ from torch import nn
 from labelfree.joblog import progress
 from labelfree.store import ImageSet, read_image_set, write_inference
 from labelfree.zoo.arch import FEATURES, MLP, CNNTiny, LeNet, ResNet, feature_points
-from labelfree.zoo.io import load_model
 from labelfree.zoo.preprocess import FUSED_KINDS, preprocess
 
 log = logging.getLogger(__name__)
@@ -270,6 +269,8 @@ def predict_dir(
     amp: bool = True,
 ) -> dict[str, np.ndarray]:
     """Load the model in ``model_dir`` and run :func:`predict` with its own preprocessing."""
+    from labelfree.zoo.io import load_model  # safetensors only where weights are read
+
     dev = resolve_device(device)
     model, meta = load_model(model_dir, dev)
     return predict(model, x, meta.get("preprocessing", "scale01"), batch_size, dev, features, amp)
@@ -320,6 +321,8 @@ def infer_group(
         if keep:
             cache[j] = s
         return s
+
+    from labelfree.zoo.io import load_model  # safetensors only where weights are read
 
     n_images = 0
     log.info(

@@ -68,6 +68,8 @@ class BatchedZoo:
     init_hash / order_hash: per model, a short hash of its initial weights and of its first
             epoch's permutation (spec 7.16: equal across an S_batch / S_init zoo).
     seconds: wall-clock training time.
+    weights: final parameters stacked over models, (K, ...) each in layer order, only when
+            asked for (``keep_weights=True`` of :func:`train_batched_cnn`; reproducibility checks).
     """
 
     logits: dict[str, np.ndarray]
@@ -75,6 +77,7 @@ class BatchedZoo:
     init_hash: list[str] = field(default_factory=list)
     order_hash: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    weights: list[np.ndarray] = field(default_factory=list)
 
 
 def init_params(sizes: Sequence[int], init_seed: int) -> list[np.ndarray]:
@@ -388,12 +391,14 @@ def train_batched_cnn(
     eval_block: int = 512,
     device: str = "cpu",
     progress: Callable[[int, int], None] | None = None,
+    keep_weights: bool = False,
 ) -> BatchedZoo:
     """Train K CNNs of one recipe together (grouped convolutions, autograd, SGD with momentum).
 
     x_train: (n, H, W, C) float images; per-model semantics as for the MLPs (module docstring):
     the loss is the sum over models of each model's mean cross-entropy, so every model's
-    gradient is its own, and torch.optim.SGD acts elementwise. ``device`` may be ``cuda``.
+    gradient is its own, and torch.optim.SGD acts elementwise. ``device`` may be ``cuda``
+    (trained under :func:`deterministic_cuda`). ``keep_weights``: also return the final weights.
     """
     if len(init_seeds) != len(batch_seeds) or len(init_seeds) == 0:
         raise ValueError("train_batched_cnn: need as many init seeds as batch seeds, at least one")
@@ -430,6 +435,7 @@ def train_batched_cnn(
         cur: dict[str, tuple[list, list]] = {name: ([], []) for name, (_, ye) in evals.items()
                                              if ye is not None and curves}
         init_hash, order_hash = [], []
+        weights: list[list[np.ndarray]] = []
         k_total = len(init_seeds)
         for s in range(0, k_total, model_block):
             per_model = [init_cnn_params(x_np.shape[1:], spec, c, sd)
@@ -463,6 +469,8 @@ def train_batched_cnn(
                         -logp.gather(-1, ye.expand(lg.shape[0], -1)[..., None]).mean((1, 2)).cpu())
             for name, (xe, _) in evals.items():
                 logits[name].append(evaluate(params, xe).cpu().numpy())
+            if keep_weights:
+                weights.append([p.detach().cpu().numpy() for p in params])
             for name in cur:
                 cur[name][0].append(torch.stack(block_acc[name], 1).numpy())
                 cur[name][1].append(torch.stack(block_loss[name], 1).numpy())
@@ -478,4 +486,5 @@ def train_batched_cnn(
         init_hash=init_hash,
         order_hash=order_hash,
         seconds=time.perf_counter() - t0,
+        weights=[np.concatenate(w) for w in zip(*weights, strict=True)] if weights else [],
     )
