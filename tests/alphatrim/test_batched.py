@@ -214,3 +214,26 @@ def test_cuda_batched_cnn_rerun_is_bit_identical():
     a, b = _cnn_zoo("cuda"), _cnn_zoo("cuda")
     assert all(np.array_equal(p, q) for p, q in zip(a.weights, b.weights, strict=True))
     np.testing.assert_array_equal(a.logits["t"], b.logits["t"])
+
+
+def test_cuda_determinism_warns_when_cublas_setting_comes_after_cuda_use(monkeypatch):
+    """PyTorch reads CUBLAS_WORKSPACE_CONFIG once, at the first cuBLAS call (function-static in
+    aten/src/ATen/cuda/CublasHandlePool.cpp): entering deterministic_cuda in a process that
+    already used CUDA without it warns; with CUDA unused, or the variable already set, it
+    does not."""
+    import warnings
+
+    from labelfree.zoo import batched
+
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    with pytest.warns(RuntimeWarning, match="CUBLAS_WORKSPACE_CONFIG"), batched.deterministic_cuda():
+        pass
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with batched.deterministic_cuda():  # now set (the variable stays)
+            pass
+        monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG")
+        monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+        with batched.deterministic_cuda():
+            pass

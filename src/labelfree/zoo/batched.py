@@ -28,6 +28,7 @@ import contextlib
 import hashlib
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -358,8 +359,20 @@ def deterministic_cuda() -> Iterator[None]:
     must give one result): ``CUBLAS_WORKSPACE_CONFIG`` (kept if already set),
     ``torch.use_deterministic_algorithms(True)`` (an op without a deterministic kernel raises
     instead of silently varying), cuDNN deterministic and no autotuning. The previous torch
-    flags are restored on exit; the environment variable stays (it is read by cuBLAS at handle
-    creation, so it must be set before the first cuBLAS call of the process)."""
+    flags are restored on exit, so nothing leaks into later code of the process.
+
+    The environment variable stays set: cuBLAS splits work across its workspaces, and PyTorch
+    sizes them from ``CUBLAS_WORKSPACE_CONFIG`` once, at the first cuBLAS call of the process
+    (a function-static in ``getChosenWorkspaceSize``, aten/src/ATen/cuda/CublasHandlePool.cpp), so
+    it only takes effect if set before that call. :func:`train_batched_cnn` enters this context
+    before its first CUDA operation; in a process that already used CUDA without the variable a
+    warning says the workspace setting may come too late (set it in the environment instead).
+    """
+    if "CUBLAS_WORKSPACE_CONFIG" not in os.environ and torch.cuda.is_initialized():
+        warnings.warn("deterministic_cuda: CUDA was used before CUBLAS_WORKSPACE_CONFIG was set; "
+                      "cuBLAS may already have sized its workspace (set CUBLAS_WORKSPACE_CONFIG="
+                      f"{CUBLAS_WORKSPACE} in the environment before starting Python)",
+                      RuntimeWarning, stacklevel=3)
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE)
     prev = (
         torch.are_deterministic_algorithms_enabled(),
