@@ -50,8 +50,9 @@ def other_precision(run: Path, cfg: dict) -> dict[Path, dict[str, np.ndarray]]:
     equal to the recomputed ones or to their cast)."""
     import torch
 
-    from labelfree.inference import load_model, predict
+    from labelfree.inference import predict
     from labelfree.store import inference_key, load_npz, read_image_set
+    from labelfree.zoo.io import load_model
 
     torch.set_num_threads(1)
     zoo = cfg["syp"].get("zoo", "syp")

@@ -175,3 +175,65 @@ def test_cnn_trainer_enters_determinism_for_cuda_only(monkeypatch):
     assert entered == [True]
     batched.train_batched_cnn(x, y, [0], [0], spec, {}, device="cpu")
     assert entered == [True]
+
+
+def _cnn_zoo(device: str):
+    from labelfree.zoo import batched
+
+    gen = np.random.default_rng(3)
+    y = gen.integers(0, 2, 96)
+    x = (gen.standard_normal((96, 8, 8, 3)) + y[:, None, None, None]).astype(np.float32)
+    spec = batched.BatchedCNNSpec(conv=(4, 2), hidden=(8,), epochs=2, batch_size=16)
+    return batched.train_batched_cnn(x[:64], y[:64], [5, 6, 7], [5, 6, 7], spec,
+                                     {"t": (x[64:], y[64:])}, num_classes=2, device=device,
+                                     keep_weights=True)
+
+
+def test_cnn_keep_weights_returns_final_weights_in_layer_order():
+    """keep_weights stacks each layer's final weights over the models, in init_cnn_params'
+    layer order (conv (K, out, in, 3, 3), bias (K, out), dense (K, in, out), bias (K, 1, out));
+    the weights differ from the initial ones (training moved them) and CPU reruns match."""
+    from labelfree.zoo import batched
+
+    a, b = _cnn_zoo("cpu"), _cnn_zoo("cpu")
+    init = batched.init_cnn_params((8, 8, 3), batched.BatchedCNNSpec(conv=(4, 2), hidden=(8,)),
+                                   2, 5)
+    assert [w.shape for w in a.weights] == [(3, *p.shape) for p in init]
+    assert not np.array_equal(a.weights[0][0], init[0])
+    assert all(np.array_equal(p, q) for p, q in zip(a.weights, b.weights, strict=True))
+    plain = batched.train_batched_cnn(np.zeros((4, 4, 4, 1), np.float32), np.arange(4) % 2, [0],
+                                      [0], batched.BatchedCNNSpec(conv=(1,), hidden=(), epochs=1), {})
+    assert plain.weights == []  # only when asked for
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_batched_cnn_rerun_is_bit_identical():
+    """Issue 16: on CUDA (under deterministic_cuda) the same seeds give bit-identical final
+    weights and logits. Skipped without a GPU; bench/gpu_checks.py records the same check at
+    paper-like sizes on the lent GPU machine."""
+    a, b = _cnn_zoo("cuda"), _cnn_zoo("cuda")
+    assert all(np.array_equal(p, q) for p, q in zip(a.weights, b.weights, strict=True))
+    np.testing.assert_array_equal(a.logits["t"], b.logits["t"])
+
+
+def test_cuda_determinism_warns_when_cublas_setting_comes_after_cuda_use(monkeypatch):
+    """PyTorch reads CUBLAS_WORKSPACE_CONFIG once, at the first cuBLAS call (function-static in
+    aten/src/ATen/cuda/CublasHandlePool.cpp): entering deterministic_cuda in a process that
+    already used CUDA without it warns; with CUDA unused, or the variable already set, it
+    does not."""
+    import warnings
+
+    from labelfree.zoo import batched
+
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    with pytest.warns(RuntimeWarning, match="CUBLAS_WORKSPACE_CONFIG"), batched.deterministic_cuda():
+        pass
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with batched.deterministic_cuda():  # now set (the variable stays)
+            pass
+        monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG")
+        monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+        with batched.deterministic_cuda():
+            pass

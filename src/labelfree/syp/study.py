@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from safetensors.numpy import save_file
 
 from labelfree import store
 from labelfree.joblog import progress
@@ -214,6 +213,8 @@ def train_variant(
 
     Writes the per-sample scores ``q`` (n_seeds, R) aligned with the indicator rows, the weights of
     every seed (safetensors) and the training facts (parameters, iterations, seconds, loss)."""
+    from safetensors.numpy import save_file  # only here: the other steps import without it
+
     from labelfree.seeds import derive_seed
 
     table = IndicatorTable.from_arrays(store.load_npz(indicators))

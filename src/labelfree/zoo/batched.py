@@ -28,6 +28,7 @@ import contextlib
 import hashlib
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -68,6 +69,8 @@ class BatchedZoo:
     init_hash / order_hash: per model, a short hash of its initial weights and of its first
             epoch's permutation (spec 7.16: equal across an S_batch / S_init zoo).
     seconds: wall-clock training time.
+    weights: final parameters stacked over models, (K, ...) each in layer order, only when
+            asked for (``keep_weights=True`` of :func:`train_batched_cnn`; reproducibility checks).
     """
 
     logits: dict[str, np.ndarray]
@@ -75,6 +78,7 @@ class BatchedZoo:
     init_hash: list[str] = field(default_factory=list)
     order_hash: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    weights: list[np.ndarray] = field(default_factory=list)
 
 
 def init_params(sizes: Sequence[int], init_seed: int) -> list[np.ndarray]:
@@ -355,8 +359,20 @@ def deterministic_cuda() -> Iterator[None]:
     must give one result): ``CUBLAS_WORKSPACE_CONFIG`` (kept if already set),
     ``torch.use_deterministic_algorithms(True)`` (an op without a deterministic kernel raises
     instead of silently varying), cuDNN deterministic and no autotuning. The previous torch
-    flags are restored on exit; the environment variable stays (it is read by cuBLAS at handle
-    creation, so it must be set before the first cuBLAS call of the process)."""
+    flags are restored on exit, so nothing leaks into later code of the process.
+
+    The environment variable stays set: cuBLAS splits work across its workspaces, and PyTorch
+    sizes them from ``CUBLAS_WORKSPACE_CONFIG`` once, at the first cuBLAS call of the process
+    (a function-static in ``getChosenWorkspaceSize``, aten/src/ATen/cuda/CublasHandlePool.cpp), so
+    it only takes effect if set before that call. :func:`train_batched_cnn` enters this context
+    before its first CUDA operation; in a process that already used CUDA without the variable a
+    warning says the workspace setting may come too late (set it in the environment instead).
+    """
+    if "CUBLAS_WORKSPACE_CONFIG" not in os.environ and torch.cuda.is_initialized():
+        warnings.warn("deterministic_cuda: CUDA was used before CUBLAS_WORKSPACE_CONFIG was set; "
+                      "cuBLAS may already have sized its workspace (set CUBLAS_WORKSPACE_CONFIG="
+                      f"{CUBLAS_WORKSPACE} in the environment before starting Python)",
+                      RuntimeWarning, stacklevel=3)
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE)
     prev = (
         torch.are_deterministic_algorithms_enabled(),
@@ -388,12 +404,14 @@ def train_batched_cnn(
     eval_block: int = 512,
     device: str = "cpu",
     progress: Callable[[int, int], None] | None = None,
+    keep_weights: bool = False,
 ) -> BatchedZoo:
     """Train K CNNs of one recipe together (grouped convolutions, autograd, SGD with momentum).
 
     x_train: (n, H, W, C) float images; per-model semantics as for the MLPs (module docstring):
     the loss is the sum over models of each model's mean cross-entropy, so every model's
-    gradient is its own, and torch.optim.SGD acts elementwise. ``device`` may be ``cuda``.
+    gradient is its own, and torch.optim.SGD acts elementwise. ``device`` may be ``cuda``
+    (trained under :func:`deterministic_cuda`). ``keep_weights``: also return the final weights.
     """
     if len(init_seeds) != len(batch_seeds) or len(init_seeds) == 0:
         raise ValueError("train_batched_cnn: need as many init seeds as batch seeds, at least one")
@@ -430,6 +448,7 @@ def train_batched_cnn(
         cur: dict[str, tuple[list, list]] = {name: ([], []) for name, (_, ye) in evals.items()
                                              if ye is not None and curves}
         init_hash, order_hash = [], []
+        weights: list[list[np.ndarray]] = []
         k_total = len(init_seeds)
         for s in range(0, k_total, model_block):
             per_model = [init_cnn_params(x_np.shape[1:], spec, c, sd)
@@ -463,6 +482,8 @@ def train_batched_cnn(
                         -logp.gather(-1, ye.expand(lg.shape[0], -1)[..., None]).mean((1, 2)).cpu())
             for name, (xe, _) in evals.items():
                 logits[name].append(evaluate(params, xe).cpu().numpy())
+            if keep_weights:
+                weights.append([p.detach().cpu().numpy() for p in params])
             for name in cur:
                 cur[name][0].append(torch.stack(block_acc[name], 1).numpy())
                 cur[name][1].append(torch.stack(block_loss[name], 1).numpy())
@@ -478,4 +499,5 @@ def train_batched_cnn(
         init_hash=init_hash,
         order_hash=order_hash,
         seconds=time.perf_counter() - t0,
+        weights=[np.concatenate(w) for w in zip(*weights, strict=True)] if weights else [],
     )

@@ -12,8 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
 from torch import nn
 
 from labelfree.store import ArtefactError, atomic_path, load_json, save_json
@@ -49,6 +47,8 @@ def save_model(model_dir: str | Path, model: nn.Module, meta: dict[str, Any]) ->
     meta["weights_sha256"] = state_dict_hash(state)
     meta["params"] = int(sum(p.numel() for p in model.parameters()))
     with atomic_path(d / WEIGHTS) as tmp:
+        from safetensors.torch import save_file  # here only: training imports this module
+
         save_file(state, str(tmp))
     save_json(meta, d / META)
     return meta
@@ -99,6 +99,9 @@ def load_model(
     if not wpath.exists():
         raise ArtefactError(f"{wpath}: weights file not found")
     model = construct(meta)
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
     try:
         state = load_file(str(wpath))
     except (SafetensorError, OSError, ValueError) as exc:  # truncated or not safetensors
