@@ -321,7 +321,8 @@ def syp_config() -> tuple[dict[str, Any], str]:
                                 f"validator unavailable: {exc})")
 
 
-def syp_worker(device: str, tiny: bool, work: Path, save: Any) -> dict[str, Any]:
+def syp_worker(device: str, tiny: bool, work: Path, save: Any,
+               meta_sets: int | None = None) -> dict[str, Any]:
     """Build the SYP study of config/config.yaml in-process; compare autocast off / on.
 
     ``save(result)`` is called after each stage (inference, baselines, oracles), so a part cut
@@ -352,6 +353,8 @@ def syp_worker(device: str, tiny: bool, work: Path, save: Any) -> dict[str, Any]
     if tiny:
         syp["meta_sets"]["count"] = 6
         syp["oracle"]["passes"] = 2
+    if meta_sets:  # fewer meta-sets (and oracle iterations = passes x meta-sets) when short of time
+        syp["meta_sets"]["count"] = int(meta_sets)
     data_dir, sets_dir = work / "data" / ds, work / "testsets"
     prepare_dataset(ds, cfg["datasets"][ds], seed, data_dir)
     write_testsets(str(data_dir / "train.npz"), str(data_dir / "source.npz"),
@@ -513,7 +516,7 @@ def worker_main(args: argparse.Namespace) -> None:
             path.write_text(json.dumps(res, indent=1, default=str))
 
         with tempfile.TemporaryDirectory(prefix="gpu_checks_syp_") as work:
-            res = syp_worker(args.device, args.tiny, Path(work), save)
+            res = syp_worker(args.device, args.tiny, Path(work), save, args.syp_meta_sets)
     else:
         raise SystemExit(f"unknown worker {args.worker}")
     (args.out / f"_{args.worker}.json").write_text(json.dumps(res, indent=1, default=str))
@@ -529,6 +532,8 @@ def main() -> None:
     ap.add_argument("--parts", default="env,alphatrim,syp")
     ap.add_argument("--alphatrim-timeout", type=float, default=50, help="seconds per process")
     ap.add_argument("--syp-timeout", type=float, default=130, help="seconds")
+    ap.add_argument("--syp-meta-sets", type=int, default=None,
+                    help="meta-sets of the SYP part (default: config/config.yaml's)")
     ap.add_argument("--budget", type=float, default=225,
                     help="seconds for the whole run: a part gets at most what is left")
     ap.add_argument("--write-config", action="store_true",
@@ -551,7 +556,8 @@ def main() -> None:
     parts = set(args.parts.split(","))
     summary = [f"# GPU checks ({time.strftime('%Y-%m-%d %H:%M:%S')}, device {args.device})", ""]
     me = [sys.executable, str(Path(__file__).resolve()), "--out", str(args.out),
-          "--device", args.device, *(["--tiny"] if args.tiny else [])]
+          "--device", args.device, *(["--tiny"] if args.tiny else []),
+          *(["--syp-meta-sets", str(args.syp_meta_sets)] if args.syp_meta_sets else [])]
 
     deadline = t0 + args.budget
 
