@@ -156,6 +156,21 @@ def feature_dtype(cfg: Mapping[str, Any], zoo: str) -> str:
     return "float32" if syp.get("enabled", True) and syp.get("zoo", "syp") == zoo else "float16"
 
 
+def autocast(cfg: Mapping[str, Any], zoo: str) -> bool:
+    """Whether a zoo's inference runs under float16 autocast on CUDA: ``zoos.<zoo>.amp``, where
+    ``auto`` is ``inference.amp`` except for the zoo of an enabled syp study, which runs in
+    float32 (issue 16: autocast moved 79 of 100 Table 1 cells on an H100,
+    bench/results/gpu_checks_syp_autocast.md). Ignored on CPU.
+    """
+    want = cfg["zoos"][zoo].get("amp", "auto")
+    if want != "auto":
+        return bool(want)
+    syp = cfg.get("syp", {}) or {}
+    if syp.get("enabled", True) and syp.get("zoo", "syp") == zoo:
+        return False
+    return bool((cfg.get("inference", {}) or {}).get("amp", True))
+
+
 def scorecard_zoos(
     zoos: list[str], scored: Mapping[str, list[str]], n_models: Mapping[str, int], source: str
 ) -> tuple[list[str], dict[str, str]]:

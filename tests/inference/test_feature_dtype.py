@@ -12,7 +12,7 @@ import torch
 
 from labelfree.inference import InferenceError, infer_group
 from labelfree.store import ArtefactError, load_npz, read_features, write_image_set, write_inference
-from labelfree.studyplan import feature_dtype
+from labelfree.studyplan import autocast, feature_dtype
 from labelfree.syp.layout import StudyConfigError, check_config
 from labelfree.zoo import build_model, save_model
 
@@ -56,4 +56,23 @@ def test_syp_refuses_a_float16_zoo():
     cfg = {"zoo": "syp", "splits": {"train": "train", "source": "source", "holdout": "holdout"}}
     zoos = {"syp": {"dataset": "d", "features": ["penultimate"], "feature_dtype": "float16"}}
     with pytest.raises(StudyConfigError, match="zoos.syp.feature_dtype is float16; syp needs"):
+        check_config(cfg, zoos, {"d": {"test_split": "source"}}, [])
+
+
+def test_auto_runs_the_syp_zoo_without_autocast():
+    """studyplan.autocast: `auto` follows inference.amp, except the syp zoo, which runs in
+    float32 (autocast moved 79 of 100 Table 1 cells on an H100,
+    bench/results/gpu_checks_syp_autocast.md); an explicit value wins."""
+    cfg = {"zoos": {"syp": {}, "laf": {"amp": "auto"}, "off": {"amp": False}, "on": {"amp": True}},
+           "syp": {"enabled": True, "zoo": "syp"}, "inference": {"amp": True}}
+    assert {z: autocast(cfg, z) for z in cfg["zoos"]} == {
+        "syp": False, "laf": True, "off": False, "on": True}
+    assert autocast({**cfg, "syp": {"enabled": False, "zoo": "syp"}}, "syp") is True
+    assert autocast({**cfg, "inference": {"amp": False}}, "laf") is False
+
+
+def test_syp_refuses_a_zoo_with_autocast():
+    cfg = {"zoo": "syp", "splits": {"train": "train", "source": "source", "holdout": "holdout"}}
+    zoos = {"syp": {"dataset": "d", "features": ["penultimate"], "amp": True}}
+    with pytest.raises(StudyConfigError, match="zoos.syp.amp is true; syp needs float32"):
         check_config(cfg, zoos, {"d": {"test_split": "source"}}, [])

@@ -201,6 +201,12 @@ def check_config(
             "of the penultimate features moves its FD and Rotation scores and the tables built "
             "on them (issue 16; bench/results/syp_feature_precision.md)"
         )
+    if zoos[zoo].get("amp", "auto") is True:
+        raise StudyConfigError(
+            f"zoos.{zoo}.amp is true; syp needs float32 inference (false or auto): float16 "
+            "autocast moved most of its Table 1 on a GPU (issue 16; "
+            "bench/results/gpu_checks_syp_autocast.md)"
+        )
     ds = zoos[zoo]["dataset"]
     check_splits(cfg["splits"], ds)
     if datasets[ds]["test_split"] != cfg["splits"]["source"]:
