@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -21,16 +20,14 @@ def smoke_run(tmp_path_factory):
     """Run the whole smoke graph once in a scratch directory; return that directory.
 
     Shared by the workflow tests (tests/workflow) and the cluster test (tests/cluster), which
-    compare their runs' tables with this one. Under pytest-xdist every worker shares one run:
-    the first worker to ask builds it under a file lock in the session's common temp folder,
-    the others wait for it and reuse it (a failed build is retried by the next worker).
+    compare their runs' tables with this one. Under pytest-xdist every worker shares one run
+    (tests.workflow.runner.shared_run: the first worker to ask builds it under a file lock, the
+    others wait for it and reuse it).
 
     Set LABELFREE_SMOKE_RUN to the folder of a finished smoke run (same commit) to reuse it
     while iterating on one workflow test; the fixture then only checks that it is complete.
     """
-    from filelock import FileLock
-
-    from tests.workflow.runner import run_snakemake
+    from tests.workflow.runner import run_snakemake, shared_run
 
     reuse = os.environ.get("LABELFREE_SMOKE_RUN")
     if reuse:
@@ -38,16 +35,8 @@ def smoke_run(tmp_path_factory):
         proc = run_snakemake(workdir, "--dry-run")
         assert "Nothing to be done" in proc.stdout + proc.stderr, f"{workdir}: not a complete run"
         return workdir
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent  # shared by the workers of this session
-    workdir, done = base / "smoke-a", base / "smoke-a.done"
-    with FileLock(str(base / "smoke-a.lock")):
-        if not done.exists():
-            shutil.rmtree(workdir, ignore_errors=True)
-            run_snakemake(workdir, timeout=2400)  # may share 2 cores with another graph run
-            done.touch()
-    return workdir
+    return shared_run(tmp_path_factory, "smoke-a", lambda workdir: run_snakemake(
+        workdir, timeout=2400))  # may share 2 cores with another graph run
 
 
 #: The suite's longest tests, longest first (durations from bench/suite_time.py's report,

@@ -28,6 +28,29 @@ def snakemake_cmd(workdir: Path, *args: str, configfile: Path | None = None) -> 
     ]
 
 
+def shared_run(tmp_path_factory, name: str, build) -> Path:
+    """``build(workdir)`` once per test session, also across pytest-xdist workers: the first
+    worker to ask builds it under a file lock in the session's common temp folder, the others
+    wait and reuse it (a failed build is retried by the next one). Callers must not change it.
+
+    A module-scoped fixture alone runs once per worker that gets one of the module's tests, so
+    a workflow run behind one was built twice under `-n 2` (issue 22 item 4).
+    """
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # shared by the workers of this session
+    workdir, done = base / name, base / f"{name}.done"
+    with FileLock(str(base / f"{name}.lock")):
+        if not done.exists():
+            shutil.rmtree(workdir, ignore_errors=True)
+            workdir.mkdir(parents=True)
+            build(workdir)
+            done.touch()
+    return workdir
+
+
 def run_snakemake(
     workdir: Path, *args: str, configfile: Path | None = None, env: dict | None = None,
     timeout: float = 1200, check: bool = True,

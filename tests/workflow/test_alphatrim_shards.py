@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 import yaml
 
-from tests.workflow.runner import SMOKE_CONFIG, run_snakemake
+from tests.workflow.runner import SMOKE_CONFIG, run_snakemake, shared_run
 
 pytestmark = pytest.mark.slow
 
@@ -54,16 +54,20 @@ def _planned(workdir: Path, configfile: Path) -> dict[str, list[str]]:
 
 @pytest.fixture(scope="module")
 def runs(smoke_run, tmp_path_factory):
-    """(scratch folder, the one-job run, the sharded run): the one-job run is the suite's shared
-    smoke run (tests/conftest.py; `models_per_job` 0 there), so only the sharded run is extra."""
-    tmp = tmp_path_factory.mktemp("alphatrim-shards")
-    sharded = tmp / "sharded"
-    run_snakemake(sharded, *TARGETS, configfile=_config(tmp, "sharded.yaml", 4))
-    return tmp, smoke_run, sharded
+    """(the one-job run, the sharded run, its config): the one-job run is the suite's shared
+    smoke run (tests/conftest.py; `models_per_job` 0 there), so only the sharded run is extra.
+    It is built once per session, also under pytest-xdist (runner.shared_run), and no test
+    changes it: the test that moves files aside works on a copy."""
+
+    def build(sharded: Path) -> None:
+        run_snakemake(sharded / "run", *TARGETS, configfile=_config(sharded, "sharded.yaml", 4))
+
+    sharded = shared_run(tmp_path_factory, "alphatrim-shards", build)
+    return smoke_run, sharded / "run", sharded / "sharded.yaml"
 
 
 def test_merged_shards_equal_one_job(runs):
-    _, one, sharded = runs
+    one, sharded, _ = runs
     blocks = sorted(p.name for p in (sharded / "results/alphatrim/raw/digits/blocks").iterdir())
     assert blocks == [f"{z}-{a:05d}-{b:05d}.npz" for z, a, b in (
         ("E1_all", 0, 4), ("E1_all", 4, 8), ("E1_all", 8, 12), ("S_all", 0, 4), ("S_all", 4, 6),
@@ -79,16 +83,17 @@ def test_merged_shards_equal_one_job(runs):
                 np.testing.assert_array_equal(a[k], b[k], err_msg=f"{e}: {k}")
 
 
-def test_killed_block_reruns_alone(runs):
+def test_killed_block_reruns_alone(runs, tmp_path):
     """A job killed mid-training leaves its block (and so the merge and what follows) unwritten;
     the rerun trains only that block and keeps every finished one."""
-    tmp, _, sharded = runs
-    cfg = tmp / "sharded.yaml"
+    _, shared, cfg = runs
+    sharded = tmp_path / "run"  # a copy (mtimes and .snakemake kept): the shared run stays whole
+    shutil.copytree(shared, sharded, symlinks=True)
     assert _planned(sharded, cfg) == {}  # nothing to do after the run
     raw = sharded / "results/alphatrim/raw/digits"
     lost = [raw / "blocks/S_batch-00004-00006.npz",
             *(p for p in raw.iterdir() if p.is_file())]  # zoo.npz, runs.csv, per_model.csv, ...
-    aside = tmp / "aside"
+    aside = tmp_path / "aside"
     aside.mkdir()
     for p in lost:
         shutil.move(p, aside / p.name)
@@ -103,9 +108,9 @@ def test_killed_block_reruns_alone(runs):
     assert _planned(sharded, cfg) == {}
 
 
-def test_grown_zoo_trains_only_new_blocks(runs):
-    tmp, _, sharded = runs
-    jobs = _planned(sharded, _config(tmp, "grown.yaml", 4, S_all=10))
+def test_grown_zoo_trains_only_new_blocks(runs, tmp_path):
+    _, sharded, _ = runs
+    jobs = _planned(sharded, _config(tmp_path, "grown.yaml", 4, S_all=10))
     # S_all 6 -> 10: [0, 4) is kept, [4, 8) and [8, 10) are new; no other zoo retrains
     assert sorted(jobs["alphatrim_zoo_block"]) == [
         "results/alphatrim/raw/digits/blocks/S_all-00004-00008.npz",
