@@ -355,7 +355,8 @@ def _run(kind: str, wanted: list[str] | None, P, ctx) -> tuple[pd.DataFrame, lis
             skipped.append(f"{m.name} (needs {', '.join(lack)})")
             continue
         if m.name in ("COT", "COTT") and P.shape[1] > 3000 and not wanted:
-            skipped.append(f"{m.name} (n > 3000: slow, ask for it with --method)")
+            skipped.append(f"{m.name} (n > 3000: exact transport, seconds per model; "
+                           "ask for it with --method)")
             continue
         cols[m.name] = call(kind, m.name, P, **ctx)
     return pd.DataFrame(cols), skipped
