@@ -2,6 +2,7 @@
 # Layer and study files stay declarative; their own helpers live in workflow/rules/functions/.
 
 import copy
+import gc
 import hashlib
 import json
 import os
@@ -16,6 +17,13 @@ if _SRC not in sys.path:
 os.environ.update(
     PYTHONPATH=os.pathsep.join(p for p in (_SRC, os.environ.get("PYTHONPATH", "")) if p)
 )
+
+# The graph of a large zoo is millions of small objects (jobs, their files, params) that live
+# until Snakemake exits. With Python's default thresholds (700, 10, 10) the cyclic garbage
+# collector runs thousands of times while Snakemake builds it and rescans the survivors each
+# time; collecting young objects every 50,000 allocations instead cuts most of that work
+# (bench/graph_cost.py, zoo10k). Only the Snakemake process is affected: jobs run in their own.
+gc.set_threshold(50_000, 20, 10)
 
 from snakemake.exceptions import WorkflowError
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
