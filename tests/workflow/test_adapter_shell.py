@@ -1,7 +1,7 @@
 """Per-model rules run their adapter from `shell:` (workflow/rules/common.smk::adapter_shell):
 the command a dry run prints names the adapter, carries the job as one JSON argument equal to
 what the bundle rules pass as `params.job` (functions/zoo.smk::zoo_job,
-functions/inference.smk::inference_job), the log and the threads, and ends with the adapter's
+functions/inference.smk::inference_job), the log and the threads, and carries the adapter's
 content digest (so that editing the adapter changes the command, Snakemake's code trigger)."""
 
 from __future__ import annotations
@@ -48,10 +48,10 @@ def test_per_model_rules_run_their_adapter_from_shell(tmp_path):
     commands = _commands(tmp_path)
     train = [c for c in commands["zoo_model"] if f"logs/zoo/digits/{MODEL}.log" in c]
     assert len(train) == 1
-    python, script, job, log, threads, *rest = shlex.split(train[0])
+    digest, python, script, job, log, threads = shlex.split(train[0])
+    assert digest == f"LABELFREE_ADAPTER_SHA256={_digest('zoo_bundle.py')}"
     assert (python, script) == ("$LABELFREE_PYTHON", "$LABELFREE_SCRIPTS/zoo_bundle.py")
     assert (log, threads) == (f"logs/zoo/digits/{MODEL}.log", "1")
-    assert rest == ["#", "zoo_bundle.py", "sha256", _digest("zoo_bundle.py")]
     job = json.loads(job)
     assert job["out_dirs"] == [f"results/zoo/digits/{MODEL}"]
     assert [r["model"] for r in job["rows"]] == [MODEL]
@@ -61,9 +61,9 @@ def test_per_model_rules_run_their_adapter_from_shell(tmp_path):
 
     infer = [c for c in commands["inference_model"] if f"{MODEL}/id.log" in c]
     assert len(infer) == 1
-    python, script, job, log, threads, *rest = shlex.split(infer[0])
-    assert script == "$LABELFREE_SCRIPTS/inference_run.py"
-    assert rest == ["#", "inference_run.py", "sha256", _digest("inference_run.py")]
+    digest, python, script, job, log, threads = shlex.split(infer[0])
+    assert digest == f"LABELFREE_ADAPTER_SHA256={_digest('inference_run.py')}"
+    assert (python, script) == ("$LABELFREE_PYTHON", "$LABELFREE_SCRIPTS/inference_run.py")
     job = json.loads(job)
     assert job["out_paths"] == [f"results/infer/digits/{MODEL}/id.npz"]
     assert job["testsets"] == [["id", "results/testsets/digits/id.npz"]]

@@ -225,14 +225,16 @@ os.environ.update(
 def adapter_shell(script):
     """The `shell:` command of a per-model rule: ``python <script> JOB LOG THREADS``, JOB the
     rule's ``params.job``, a JSON object. Its text (Snakemake's code rerun trigger for `shell:`
-    rules) does not depend on where the repository or Python live, and ends with the adapter's
-    content digest, so editing the adapter reruns its jobs as it would a `script:` rule's.
+    rules) does not depend on where the repository or Python live, and carries the adapter's
+    content digest (as a variable of the command, not a trailing comment, which would swallow
+    anything Snakemake appends), so editing the adapter reruns its jobs as it would a `script:`
+    rule's.
     """
     path = Path(workflow.basedir) / "workflow" / "scripts" / script
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
     return (
-        f'"$LABELFREE_PYTHON" "$LABELFREE_SCRIPTS/{script}" {{params.job:q}} {{log:q}}'
-        f" {{threads}}  # {script} sha256 {digest}"
+        f"LABELFREE_ADAPTER_SHA256={digest}"
+        f' "$LABELFREE_PYTHON" "$LABELFREE_SCRIPTS/{script}" {{params.job:q}} {{log:q}} {{threads}}'
     )
 
 
