@@ -2,6 +2,9 @@
 # Layer and study files stay declarative; their own helpers live in workflow/rules/functions/.
 
 import copy
+import gc
+import hashlib
+import json
 import os
 import re
 import sys
@@ -15,7 +18,15 @@ os.environ.update(
     PYTHONPATH=os.pathsep.join(p for p in (_SRC, os.environ.get("PYTHONPATH", "")) if p)
 )
 
+# The graph of a large zoo is millions of small objects (jobs, their files, params) that live
+# until Snakemake exits. With Python's default thresholds (700, 10, 10) the cyclic garbage
+# collector runs thousands of times while Snakemake builds it and rescans the survivors each
+# time; collecting young objects every 50,000 allocations instead cuts most of that work
+# (bench/graph_cost.py, zoo10k). Only the Snakemake process is affected: jobs run in their own.
+gc.set_threshold(50_000, 20, 10)
+
 from snakemake.exceptions import WorkflowError
+from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 from labelfree.config import ConfigError, check_zoos, validate_config
 from labelfree.studyplan import feature_dtype as studyplan_feature_dtype
@@ -193,6 +204,37 @@ def testset_group(zoo, testset):
     raise WorkflowError(
         f"Invalid configuration: zoo {zoo!r} does not run test set {testset!r}; its groups: "
         f"{zoo_groups(zoo)}"
+    )
+
+
+# Per-model rules (zoo_model, inference_model) run their adapter from `shell:`, not `script:`:
+# Snakemake re-reads a `script:` source for every job while it builds the graph, a large share
+# of the dry run of a zoo of thousands of one-model jobs (bench/graph_cost.py, zoo10k). The
+# command finds the adapter and the Python that `script:` would use (the job's conda env's,
+# else Snakemake's own) through environment variables set here at every parse, like PYTHONPATH.
+os.environ.update(
+    LABELFREE_SCRIPTS=str(Path(workflow.basedir) / "workflow" / "scripts"),
+    LABELFREE_PYTHON=(
+        "python"
+        if DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
+        else sys.executable
+    ),
+)
+
+
+def adapter_shell(script):
+    """The `shell:` command of a per-model rule: ``python <script> JOB LOG THREADS``, JOB the
+    rule's ``params.job``, a JSON object. Its text (Snakemake's code rerun trigger for `shell:`
+    rules) does not depend on where the repository or Python live, and carries the adapter's
+    content digest (as a variable of the command, not a trailing comment, which would swallow
+    anything Snakemake appends), so editing the adapter reruns its jobs as it would a `script:`
+    rule's.
+    """
+    path = Path(workflow.basedir) / "workflow" / "scripts" / script
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return (
+        f"LABELFREE_ADAPTER_SHA256={digest}"
+        f' "$LABELFREE_PYTHON" "$LABELFREE_SCRIPTS/{script}" {{params.job:q}} {{log:q}} {{threads}}'
     )
 
 

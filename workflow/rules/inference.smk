@@ -4,6 +4,8 @@
 #   inference_model                           one job per model and group (`bundle: model`)
 #   inference_bundle_<zoo>_<bundle>_<group>   one job per bundle and group (otherwise)
 # A group is its own job, so a study that adds a group to a zoo runs inference on it alone.
+# Both run workflow/scripts/inference_run.py, inference_model from `shell:`
+# (common.smk::adapter_shell).
 # A per-model job lists a group of several sets through one stand-in file (rule
 # testset_group, results/testsets/{dataset}/groups/{group}.tsv), which keeps the graph of a
 # large zoo small; bundle jobs are few and list the sets themselves.
@@ -67,14 +69,11 @@ rule inference_model:
         runtime=INFER["runtime"],
         gpu=1 if INFER["device"] == "cuda" else 0,
     params:
-        # one function for what the job runs: Snakemake inspects each callable per job
-        job=lambda w: inference_job(w.zoo, [w.model], w.group),
-        batch_size=INFER["batch_size"],
-        device=INFER["device"],
-        amp=INFER["amp"],
-        cache_mb=INFER["cache_mb"],
-    script:
-        "../scripts/inference_run.py"
+        # one function for what the job runs (Snakemake inspects each callable per job),
+        # as JSON: the adapter's argument (common.smk::adapter_shell)
+        job=lambda w: json.dumps(inference_job(w.zoo, [w.model], w.group)),
+    shell:
+        adapter_shell("inference_run.py")
 
 
 for _zoo, _bundles in ZOO_BUNDLES.items():
@@ -107,10 +106,6 @@ for _zoo, _bundles in ZOO_BUNDLES.items():
                     gpu=1 if INFER["device"] == "cuda" else 0,
                 params:
                     job=inference_job(_zoo, _models, _group),
-                    batch_size=INFER["batch_size"],
-                    device=INFER["device"],
-                    amp=INFER["amp"],
-                    cache_mb=INFER["cache_mb"],
                 script:
                     "../scripts/inference_run.py"
 

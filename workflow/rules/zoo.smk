@@ -5,6 +5,7 @@
 #   zoo_bundle_<zoo>_<bundle>  one job per bundle (`bundle: zoo` or an integer; one rule each,
 #                              since a job of several models lists their files as outputs)
 # Each model's files depend on its own row only, so a model is identical whichever job built it.
+# Both run workflow/scripts/zoo_bundle.py, zoo_model from `shell:` (common.smk::adapter_shell).
 # A job that trains a local model with `train_device: cuda` requests `gpu=1` (docs/cluster.md).
 
 
@@ -31,11 +32,11 @@ rule zoo_model:
         runtime=lambda w: ZOOS[w.zoo]["runtime"],
         gpu=lambda w: zoo_job_gpus(w.zoo, [w.model]),
     params:
-        # one function for what the job builds: Snakemake inspects each callable per job
-        job=lambda w: zoo_job(w.zoo, [w.model]),
-        seed=SEED,
-    script:
-        "../scripts/zoo_bundle.py"
+        # one function for what the job builds (Snakemake inspects each callable per job),
+        # as JSON: the adapter's argument (common.smk::adapter_shell)
+        job=lambda w: json.dumps(zoo_job(w.zoo, [w.model])),
+    shell:
+        adapter_shell("zoo_bundle.py")
 
 
 for _zoo, _bundles in ZOO_BUNDLES.items():
@@ -64,6 +65,5 @@ for _zoo, _bundles in ZOO_BUNDLES.items():
                 gpu=zoo_job_gpus(_zoo, _models),
             params:
                 job=zoo_job(_zoo, _models),
-                seed=SEED,
             script:
                 "../scripts/zoo_bundle.py"

@@ -1,26 +1,30 @@
 """Thin adapter: run the models of one zoo bundle on one test-set group
-(labelfree.inference.infer_group); one output file per model."""
+(labelfree.inference.infer_group); one output file per model.
+
+Bundle rules run it as a `script:`; the per-model rule `inference_model` runs it from `shell:`
+as `python inference_run.py JOB LOG THREADS` (JOB: the job as JSON), because
+Snakemake re-reads a `script:` source for every job while it builds the graph
+(workflow/rules/inference.smk). Either way the job is functions/inference.smk::inference_job.
+"""
+
+import json
+import sys
 
 import torch
 
 from labelfree.inference import infer_group, retain_freed_memory
 from labelfree.joblog import log_to
 
-sm = snakemake  # noqa: F821 (injected by Snakemake)
-log_file = log_to(sm.log[0])
-torch.set_num_threads(sm.threads)
+if "snakemake" in globals():  # script: (bundle rules)
+    sm = snakemake  # noqa: F821 (injected by Snakemake)
+    job, log_path, threads = sm.params.job, sm.log[0], sm.threads
+else:  # shell: (inference_model)
+    job, log_path, threads = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+log_file = log_to(log_path)
+torch.set_num_threads(threads)
 retain_freed_memory()  # glibc: reuse freed activations, no page faults per batch
 
-job = sm.params.job  # model_dirs, testsets, features, feature_dtype (functions/inference.smk)
+# model_dirs, testsets, out_paths, features, feature_dtype, batch_size, device, amp, cache_bytes
 infer_group(
-    model_dirs=job["model_dirs"],
-    testsets=[tuple(pair) for pair in job["testsets"]],
-    out_paths=list(sm.output),
-    features=job["features"],
-    batch_size=sm.params.batch_size,
-    device=sm.params.device,
-    amp=sm.params.amp,
-    progress_file=log_file,
-    cache_bytes=sm.params.cache_mb * 2**20,
-    feature_dtype=job["feature_dtype"],
+    **{**job, "testsets": [tuple(pair) for pair in job["testsets"]]}, progress_file=log_file
 )

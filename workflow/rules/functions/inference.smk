@@ -22,14 +22,20 @@ def zoo_feature_dtype(zoo):
 
 
 def inference_job(zoo, models, group):
-    """What an inference job runs (labelfree.inference.infer_group's model and data
-    arguments): the models' folders, the group's (test set, path) pairs, the features.
+    """What an inference job runs: labelfree.inference.infer_group's arguments (the adapter
+    adds its progress file): the models' folders, the group's (test set, path) pairs, one
+    output file per model, the features and the `inference` settings.
     """
     return {
         "model_dirs": [model_dir(zoo, m) for m in models],
         "testsets": group_testset_pairs(zoo, group),
+        "out_paths": [infer_file(zoo, m, group) for m in models],
         "features": ZOOS[zoo]["features"],
         "feature_dtype": zoo_feature_dtype(zoo),
+        "batch_size": INFER["batch_size"],
+        "device": INFER["device"],
+        "amp": INFER["amp"],
+        "cache_bytes": INFER["cache_mb"] * 2**20,
     }
 
 

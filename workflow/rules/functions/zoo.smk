@@ -14,12 +14,18 @@ def zoo_model_files(zoo, models):
 
 
 def zoo_job(zoo, models):
-    """What a training/resolving job builds (labelfree.zoo.local.build_bundle's arguments)."""
+    """What a training/resolving job builds: labelfree.zoo.local.build_bundle's arguments
+    (the adapter adds its progress file), input paths as zoo_bundle_inputs lists them.
+    """
+    inputs = zoo_bundle_inputs(zoo, models)
     return {
         "zoo": zoo,
         "rows": [ZOO_ROWS[zoo][m] for m in models],
         "out_dirs": [model_dir(zoo, m) for m in models],
+        "train_path": inputs.get("train"),
+        "idset_path": inputs.get("idset"),
         "val_fraction": ZOOS[zoo]["val_fraction"],
+        "base_seed": SEED,
         "device": ZOOS[zoo]["train_device"],
     }
 
