@@ -34,7 +34,7 @@ def inference_job(zoo, models, group):
         "feature_dtype": zoo_feature_dtype(zoo),
         "batch_size": INFER["batch_size"],
         "device": INFER["device"],
-        "amp": INFER["amp"],
+        "amp": studyplan_autocast(config, zoo),
         "cache_bytes": INFER["cache_mb"] * 2**20,
     }
 
