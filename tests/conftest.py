@@ -47,6 +47,7 @@ LONGEST_FIRST = (
     "tests/workflow/test_reliability.py::test_sigkill",
     "tests/cluster/test_slurm.py",  # its setup builds the shared smoke run (smoke_run)
     "tests/metamorphic/test_workflow_smoke.py",
+    "tests/workflow/test_study_rerun.py",  # after smoke_run: reruns four studies on a copy
     "tests/workflow/test_incremental.py",
     "tests/test_your_zoo_doc.py",
     "tests/workflow/test_alphatrim_shards.py",

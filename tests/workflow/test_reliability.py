@@ -59,8 +59,10 @@ def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(request, tmp_pat
     the clean one (`smoke_run`), and every csv table it writes must equal the clean run's byte
     for byte: resumption, bundling and the determinism of that part of the graph in one second
     run. The studies laf_tight does not feed (pace, syp, alphatrim, metamorphic) are left out
-    (issue 22 item 4: suite time): their second run cost more than this whole test now does, and
-    this test no longer checks that their tables repeat byte for byte.
+    (issue 22 item 4: suite time): their second run cost more than this whole test now does.
+    That their tables repeat byte for byte is checked by
+    tests/workflow/test_study_rerun.py, which reruns every job of those studies (their test
+    sets included) from the smoke run's zoos and inference, without retraining or inferring.
     The clean run is asked for only after this run, so that under pytest-xdist another worker
     can build it meanwhile.
     """
