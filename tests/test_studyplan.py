@@ -83,17 +83,17 @@ def test_labelled_zoos():
     assert "no labelled test set" in skip["b"] and "has 1 model(s)" in skip["d"]
 
 
-def test_scorecard_zoos_need_a_shifted_set_and_every_zoo_gets_a_row():
-    """Issue 18: a zoo whose only scored set is the source has nothing per shift to score; the
-    coverage table lists every zoo with its reason."""
+def test_scorecard_zoos_score_every_labelled_multi_model_zoo_and_every_zoo_gets_a_row():
+    """Issue 18: every zoo with two or more models and a labelled scored set is scored (a
+    source-only zoo too: its sanity rows); the coverage table lists every zoo with its reason."""
     scored = {"a": ["id", "natural-thick"], "b": ["id"], "c": [], "d": ["id", "x"], "e": ["x"]}
     n = {"a": 3, "b": 3, "c": 2, "d": 1, "e": 2}
     keep, skip = scorecard_zoos(list(scored), scored, n, "id")
-    assert keep == ["a", "e"] and sorted(skip) == ["b", "c", "d"]
-    assert "no shifted test set" in skip["b"] and "no labelled test set" in skip["c"]
+    assert keep == ["a", "b", "e"] and sorted(skip) == ["c", "d"]
+    assert "no labelled test set" in skip["c"]
     assert "has 1 model(s)" in skip["d"]
     rows = scorecard_coverage(list(scored), scored, n, skip)
     assert [r["zoo"] for r in rows] == list(scored)
-    assert [r["scorecard"] for r in rows] == ["yes", "no", "no", "no", "yes"]
+    assert [r["scorecard"] for r in rows] == ["yes", "yes", "no", "no", "yes"]
     assert all(bool(r["reason"]) == (r["scorecard"] == "no") for r in rows)
     assert rows[0]["scored_testsets"] == 2 and rows[3]["models"] == 1

@@ -76,3 +76,17 @@ def test_numbers_read_back_as_text_are_still_rounded():
 
     assert _fmt("-0.032299999999999995") == "-0.0323" and _fmt(0.123456) == "0.1235"
     assert _fmt("0.311 vs 0.227") == "0.311 vs 0.227" and _fmt(3) == "3"
+
+
+def test_methods_file_is_written_even_when_no_zoo_was_scored(tmp_path):
+    """The summary rule declares summary-methods.csv; a run whose zoos have no shifted set has no
+    scorecard, so the file must still be written (header only) and the block has no
+    which-method-when table (a prediction zoo of one clean set failed on a missing output)."""
+    from labelfree.summary import write
+
+    paths = {"laf": checks(tmp_path, "laf", [("c1", 0.5, 0.4, True)])}
+    write(paths, tmp_path / "s.csv", tmp_path / "s.md", {**META}, best={},
+          methods_path=tmp_path / "m.csv")
+    got = pd.read_csv(tmp_path / "m.csv")
+    assert list(got.columns) == ["zoo", "shift", "estimator", "mae", "ranker", "spearman"]
+    assert got.empty and "Which method" not in (tmp_path / "s.md").read_text()

@@ -174,21 +174,13 @@ def autocast(cfg: Mapping[str, Any], zoo: str) -> bool:
 def scorecard_zoos(
     zoos: list[str], scored: Mapping[str, list[str]], n_models: Mapping[str, int], source: str
 ) -> tuple[list[str], dict[str, str]]:
-    """(zoos the scorecard scores, zoo -> why not for the others), issue 18 item 4.
-
-    ``scored``: zoo -> its labelled test sets that match ``scorecard.testsets``. Besides
-    :func:`labelled_zoos`' two reasons (one model; no labelled set), a zoo whose only scored set
-    is the source has no shift to score: the scorecard's metrics are per kind of shift, the
-    source set being a sanity row only (scorecard spec 12).
+    """(zoos the scorecard scores, zoo -> why not for the others), issue 18 item 4:
+    :func:`labelled_zoos`' two reasons (one model; no labelled set). A zoo whose only scored set
+    is the source is scored too: its rows are the source's sanity rows (scorecard spec 12), all a
+    user with clean data only can have (tests/workflow/test_clean_only_zoo.py).
     """
-    keep, skip = labelled_zoos(zoos, scored, n_models, "scorecard")
-    for z in list(keep):
-        if not [t for t in scored[z] if t != source]:
-            keep.remove(z)
-            skip[z] = (f"zoo {z!r} has no shifted test set among its scored sets {scored[z]} "
-                       f"(config scorecard.testsets); the scorecard scores methods per kind of "
-                       f"shift against the source set {source!r}")
-    return keep, skip
+    del source  # kept in the signature: the reason text of a skipped zoo names no source set
+    return labelled_zoos(zoos, scored, n_models, "scorecard")
 
 
 def scorecard_coverage(

@@ -135,10 +135,11 @@ def write(checks: Mapping[str, str | Path], csv_path: str | Path, md_path: str |
           meta: Mapping[str, str], best: Mapping[str, str | Path] | None = None,
           methods_path: str | Path | None = None) -> pd.DataFrame:
     """Write ``summary.csv`` (checks + provenance columns), ``summary-methods.csv`` (the
-    scorecards' best methods, when given) and ``summary.md`` (the block)."""
+    scorecards' best methods; header only when no zoo was scored, e.g. a zoo with no shifted
+    set) and ``summary.md`` (the block)."""
     table = collect(checks)
-    if best and methods_path is not None:
-        save_table(collect_methods(best), methods_path, title="Which method when")
+    if methods_path is not None:
+        save_table(collect_methods(best or {}), methods_path, title="Which method when")
     save_table(table.assign(**{k: meta[k] for k in META_KEYS}), csv_path,
                title="Summary of the run's checks")
     # The markdown is rendered from the csv as written, so README's block can be checked

@@ -20,9 +20,9 @@ for _z in SCORECARD["zoos"]:
             f"({sorted(ZOOS)})"
         )
 
-# The scorecard compares methods on two or more models against labels, per kind of shift: a
-# zoo with one model, none of whose scored test sets is labelled, or whose only scored set is
-# the source, is left out, saying why in results/scorecard/tables/extra-all-zoos.csv, and on
+# The scorecard compares methods on two or more models against labels, per kind of shift (a
+# zoo with the source set only gets its sanity rows): a zoo with one model or none of whose
+# scored test sets is labelled is left out, saying why in results/scorecard/tables/extra-all-zoos.csv, and on
 # stderr when the user named it in scorecard.zoos (with `zoos: []`, every zoo, the table alone
 # says it, so that every parse of the default config stays quiet); with none left the
 # scorecard is skipped.
