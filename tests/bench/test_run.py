@@ -90,8 +90,25 @@ def test_laf_rank_log(run):
 
 def test_index_has_one_row_per_benchmark(run, tmp_path, monkeypatch):
     monkeypatch.setattr(run, "INDEX", tmp_path / "results.md")
+    monkeypatch.setattr(run, "README", tmp_path / "README.md")
+    (tmp_path / "README.md").write_text(f"intro\n{run.README_BEGIN}\nold\n{run.README_END}\nrest\n")
     run.write_index({"inference_vs_bare": 0, "laf_rank": 2})
     rows = [ln for ln in (tmp_path / "results.md").read_text().splitlines() if ln.startswith("| `")]
     assert [r.split("`")[1] for r in rows] == [b.name for b in run.BENCHES]
     assert "failed (exit 2)" in next(r for r in rows if "`laf_rank`" in r)
     assert next(r for r in rows if "`inference_vs_bare`" in r).endswith("| ran |")
+
+
+def test_readme_block_states_each_measured_benchmark_from_its_file(run, tmp_path, monkeypatch):
+    """README's speed block is rewritten from the results files: every benchmark with a results
+    file gets one line with its met/not-met verdict; the text around the markers is kept."""
+    monkeypatch.setattr(run, "README", tmp_path / "README.md")
+    (tmp_path / "README.md").write_text(f"intro\n{run.README_BEGIN}\ntyped 1.0 s\n{run.README_END}\nrest\n")
+    run.write_readme_block()
+    text = (tmp_path / "README.md").read_text()
+    block = text.split(run.README_BEGIN)[1].split(run.README_END)[0]
+    assert text.startswith("intro\n") and text.endswith("rest\n") and "typed 1.0 s" not in block
+    measured = [b for b in run.BENCHES if run.entry(b)[1] != "—" or not run.entry(b)[0].startswith("not measured")]
+    for b in measured:
+        verdict = run.entry(b)[1].strip("*")
+        assert f"- `{b.name}`, target met: {verdict}." in block
