@@ -54,6 +54,18 @@ class _ProgressTee:
         return getattr(self.log_file, name)
 
 
+def adapter_job(sm: Any, argv: list[str]) -> tuple[dict[str, Any], str, int]:
+    """(job, log path, threads) of a thin adapter that runs either as a Snakemake ``script:``
+    (``sm``, the injected object: ``params.job``, ``log[0]``, ``threads``) or from ``shell:`` as
+    ``python <adapter> JOB LOG THREADS`` with JOB as JSON (``sm`` None; workflow/rules/common.smk
+    ::adapter_shell)."""
+    if sm is not None:
+        return sm.params.job, sm.log[0], sm.threads
+    import json
+
+    return json.loads(argv[1]), argv[2], int(argv[3])
+
+
 def log_to(path: str, progress_to_terminal: bool = True) -> TextIO:
     """Open ``path`` line-buffered, make it the root logger's stream and (through the progress
     tee) stderr; return the tee, which scripts hand to tqdm bars as their ``file``."""

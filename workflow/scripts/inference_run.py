@@ -7,19 +7,15 @@ Snakemake re-reads a `script:` source for every job while it builds the graph
 (workflow/rules/inference.smk). Either way the job is functions/inference.smk::inference_job.
 """
 
-import json
 import sys
 
 import torch
 
 from labelfree.inference import infer_group, retain_freed_memory
-from labelfree.joblog import log_to
+from labelfree.joblog import adapter_job, log_to
 
-if "snakemake" in globals():  # script: (bundle rules)
-    sm = snakemake  # noqa: F821 (injected by Snakemake)
-    job, log_path, threads = sm.params.job, sm.log[0], sm.threads
-else:  # shell: (inference_model)
-    job, log_path, threads = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+# script: (bundle rules) injects `snakemake`; shell: (per-model rule) passes JOB LOG THREADS
+job, log_path, threads = adapter_job(globals().get("snakemake"), sys.argv)
 log_file = log_to(log_path)
 torch.set_num_threads(threads)
 retain_freed_memory()  # glibc: reuse freed activations, no page faults per batch

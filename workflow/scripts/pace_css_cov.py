@@ -6,19 +6,16 @@ repetitions, and the table with the main experiment's PACE and CSS rows.
 """
 
 import logging
-import sys
 
 import pandas as pd
 
+from labelfree.joblog import log_to
 from labelfree.pace.experiment import StudyParams, errors, load_subjects
 from labelfree.pace.surprise import css_cov_rows, fit_lsa, lsa, strata_summary, table_css_cov
 from labelfree.store import read_features, read_logits, read_table, save_table
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
-sys.stderr = log_file
-logging.basicConfig(stream=log_file, level=logging.INFO, force=True,
-                    format="%(asctime)s %(levelname)s %(message)s")
+log_to(sm.log[0])
 log = logging.getLogger("pace_css_cov")
 
 params = StudyParams.from_config(sm.params.cfg, seed=sm.params.seed)

@@ -7,19 +7,15 @@ Snakemake re-reads a `script:` source for every job while it builds the graph
 (workflow/rules/zoo.smk). Either way the job is functions/zoo.smk::zoo_job.
 """
 
-import json
 import sys
 
 import torch
 
-from labelfree.joblog import log_to
+from labelfree.joblog import adapter_job, log_to
 from labelfree.zoo.local import build_bundle
 
-if "snakemake" in globals():  # script: (bundle rules)
-    sm = snakemake  # noqa: F821 (injected by Snakemake)
-    job, log_path, threads = sm.params.job, sm.log[0], sm.threads
-else:  # shell: (zoo_model)
-    job, log_path, threads = json.loads(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+# script: (bundle rules) injects `snakemake`; shell: (per-model rule) passes JOB LOG THREADS
+job, log_path, threads = adapter_job(globals().get("snakemake"), sys.argv)
 log_file = log_to(log_path)
 torch.set_num_threads(threads)
 
