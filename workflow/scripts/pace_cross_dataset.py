@@ -1,16 +1,13 @@
 """Thin adapter: the PACE cross-dataset table over every zoo's rows (labelfree.pace.report)."""
 
 import logging
-import sys
 
+from labelfree.joblog import log_to
 from labelfree.pace.report import table_cross_dataset
 from labelfree.store import read_table, save_table
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
-sys.stderr = log_file
-logging.basicConfig(stream=log_file, level=logging.INFO, force=True,
-                    format="%(asctime)s %(levelname)s %(message)s")
+log_to(sm.log[0])
 
 parts = [read_table(p) for p in sm.input.rows]
 logging.info("cross-dataset rows from %d run(s): %s", len(parts), list(sm.input.rows))

@@ -1,19 +1,14 @@
 """Thin adapter: PACE Tables 2-8, Figures 4-8 and the conclusions (labelfree.pace.report)."""
 
-import logging
-import sys
-
 import pandas as pd
 
+from labelfree.joblog import log_to
 from labelfree.pace.experiment import errors
 from labelfree.pace.report import cross_rows, write_all
 from labelfree.store import load_json, read_table
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
-sys.stderr = log_file
-logging.basicConfig(stream=log_file, level=logging.INFO, force=True,
-                    format="%(asctime)s %(levelname)s %(message)s")
+log_to(sm.log[0])
 
 rows = pd.concat([read_table(p) for p in sm.input.rows], ignore_index=True)
 timings = pd.DataFrame([r for p in sm.input.timings for r in load_json(p)])

@@ -2,21 +2,18 @@
 (labelfree.pace.subjects; spec 2.2, 2.10, 7)."""
 
 import logging
-import sys
 
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
+from labelfree.joblog import log_to
 from labelfree.pace import subjects as S
 from labelfree.pace.experiment import save_subjects
 from labelfree.seeds import rng
 from labelfree.store import read_features, read_image_set, read_logits, save_table
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
-sys.stderr = log_file
-logging.basicConfig(stream=log_file, level=logging.INFO, force=True,
-                    format="%(asctime)s %(levelname)s %(message)s")
+log_to(sm.log[0])
 log = logging.getLogger("pace_subjects")
 
 with threadpool_limits(sm.threads):

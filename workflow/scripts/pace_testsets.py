@@ -5,19 +5,16 @@ params.kind: `shifted` (id + four one-pixel shifts), `mutated` (patch, light) or
 """
 
 import logging
-import sys
 
 import torch
 
+from labelfree.joblog import log_to
 from labelfree.pace import subjects as S
 from labelfree.seeds import rng
 from labelfree.store import read_image_set, write_image_set
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
-log_file = open(sm.log[0], "w", buffering=1)  # noqa: SIM115 (lives for the whole job)
-sys.stderr = log_file
-logging.basicConfig(stream=log_file, level=logging.INFO, force=True,
-                    format="%(asctime)s %(levelname)s %(message)s")
+log_to(sm.log[0])
 torch.set_num_threads(sm.threads)
 log = logging.getLogger("pace_testsets")
 
