@@ -167,7 +167,8 @@ def render(zoo: str, table: pd.DataFrame, plan: np.ndarray, plan_set: str, top_m
     lines += ["", "| rank | model | LaF score | estimated accuracy % [95 % interval] | "
               "true accuracy % |", "|---|---|---|---|---|"]
     for r in main.itertuples(index=False):
-        lines.append(f"| {r.laf_rank} | `{r.model}` | {r.laf_score:.3f} | {_pct(r.estimated_accuracy)}"
+        laf = "—" if r.laf_score != r.laf_score else f"{r.laf_score:.3f}"  # one model: none
+        lines.append(f"| {r.laf_rank} | `{r.model}` | {laf} | {_pct(r.estimated_accuracy)}"
                      f" [{_pct(r.interval_low)}, {_pct(r.interval_high)}] | "
                      f"{_pct(r.true_accuracy)} |")
     others = table[table["testset"] != first]
