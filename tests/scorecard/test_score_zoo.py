@@ -164,6 +164,10 @@ def test_one_model_zoo_scores_estimation_and_says_what_is_not_applicable():
     assert (best["ranker"] == core.ONE_MODEL).all() and best["spearman"].isna().all()
     md = report.markdown(card, "one")
     assert "## Not applicable" in md and "ModelPicker" in md and "LaF" in md
+    # the source set alone (no pool): the few-label table still says what is not applicable
+    src = score_zoo({"clean": probs["clean"]}, {"clean": labels["clean"]}, {"clean": "source"},
+                    include={"estimate": ["AC"], "rank": ["LaF"], "fewlabel": ["ModelPicker"]})
+    assert src.summary["fewlabel"]["method"].tolist() == ["ModelPicker"]
 
 
 def test_multi_model_zoo_has_no_not_applicable_rows(zoo):

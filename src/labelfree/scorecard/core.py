@@ -152,6 +152,8 @@ def score_zoo(
                 out.append(m)
         return out
 
+    for k in ("estimate", "rank", "fewlabel"):
+        chosen(k)  # notes what one model cannot have, also where no set is a pool (source only)
     est_rows, rank_rows, few_rows, fails, times = [], [], [], [], []
     for s in progress(sets, desc="scorecard", unit="set"):
         ctx = ctx_for(s)
