@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from labelfree.store import save_table
-from labelfree.summary import BEGIN, END, collect, embed, embedded, render
+from labelfree.summary import BEGIN, COLUMNS, END, collect, embed, embedded, render
 
 META = {"config": "config/config.yaml", "config_digest": "abc", "commit": "0123",
         "machine": "test cpu"}
@@ -90,3 +90,23 @@ def test_methods_file_is_written_even_when_no_zoo_was_scored(tmp_path):
     got = pd.read_csv(tmp_path / "m.csv")
     assert list(got.columns) == ["zoo", "shift", "estimator", "mae", "ranker", "spearman"]
     assert got.empty and "Which method" not in (tmp_path / "s.md").read_text()
+
+
+def test_methods_of_one_model_and_unscored_zoos(tmp_path):
+    """Issue 18: a zoo of one model is in which-method-when with its estimator and no ranker
+    (shown as not applicable, its Spearman as a dash); an unscored zoo's reason row is left out."""
+    from labelfree.summary import collect_methods
+
+    one = tmp_path / "one.csv"
+    pd.DataFrame({"shift": ["overall", "source (sanity)"], "estimator": ["ATC-MC", "DoC"],
+                  "mae": [0.02, 0.0], "ranker": ["not applicable: one model"] * 2,
+                  "spearman": [float("nan")] * 2, "note": ["x", "x"]}).to_csv(one, index=False)
+    unscored = tmp_path / "ml.csv"
+    pd.DataFrame({"shift": ["all"], "estimator": [""], "mae": [float("nan")], "ranker": [""],
+                  "spearman": [float("nan")], "note": ["multi-label"]}).to_csv(unscored, index=False)
+    m = collect_methods({"one": one, "ml": unscored})
+    assert m.drop(columns="spearman").to_dict("records") == [dict(
+        zoo="one", shift="overall", estimator="ATC-MC", mae=0.02, ranker="not applicable: one model")]
+    md = render(pd.DataFrame(columns=COLUMNS), {k: "x" for k in ("config", "config_digest",
+                                                                   "commit", "machine")}, m)
+    assert "| `one` | overall | ATC-MC | 0.02 | not applicable: one model | — |" in md

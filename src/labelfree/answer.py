@@ -25,6 +25,7 @@ import pandas as pd
 from scipy.special import softmax as scipy_softmax
 
 from labelfree.methods import registry
+from labelfree.scorecard.core import ONE_MODEL
 
 
 @dataclass(frozen=True)
@@ -114,25 +115,42 @@ def _pct(v: float) -> str:
 def scorecard_summary(zoo: str, best: pd.DataFrame | None, note: str = "") -> str:
     """One paragraph of the zoo's scorecard for its answer (issue 18 item 4): the best label-free
     estimator (lowest MAE) and ranker (highest Spearman) over all shifted sets, then per kind of
-    shift, from ``extra-<zoo>-best.csv`` (:func:`labelfree.scorecard.report.best_per_kind`);
+    shift, from ``extra-<zoo>-best.csv`` (:func:`labelfree.scorecard.report.best_per_kind`). A
+    zoo of one model names its best estimator and says ranking and model selection are not
+    applicable; a zoo scored on its source set only names the best estimator there (a sanity
+    row); a zoo its scorecard could not score (e.g. multi-label labels) gives the table's note;
     ``note`` (why the zoo has no scorecard) when ``best`` is None."""
     if best is None:
         return f"Scorecard: none for this zoo: {note}"
 
     def cell(r) -> str:
         est = f"{r.estimator} (MAE {_pct(r.mae)} points)" if r.estimator else "no estimator"
+        if r.ranker == ONE_MODEL:
+            return est
         rk = f"{r.ranker} (Spearman {r.spearman:.2f})" if r.ranker else "no ranker"
         return f"{est}, {rk}"
 
-    rows = best.fillna({"estimator": "", "ranker": ""})
+    rows = best.assign(**{c: best[c].astype(object).fillna("").astype(str)
+                          for c in ("estimator", "ranker")})
+    where = f"Scorecard (`results/scorecard/tables/extra-{zoo}-best.csv`"
+    if not (rows["estimator"].str.len() > 0).any():
+        notes = [str(n) for n in rows.get("note", pd.Series(dtype=str)).dropna() if str(n)]
+        return f"{where}): none for this zoo: {notes[0] if notes else note or 'nothing scored'}."
+    one = (rows["ranker"] == ONE_MODEL).any()
     head = rows[rows["shift"] == "overall"]
+    sanity = rows[rows["shift"].str.startswith("source")]
     kinds = rows[~rows["shift"].isin(["overall", "macro"])
                  & ~rows["shift"].str.startswith("source")]
-    text = (f"Scorecard (`results/scorecard/tables/extra-{zoo}-best.csv`; every method on this "
-            "zoo's test sets against true accuracy): ")
+    text = where + "; every method on this zoo's test sets against true accuracy): "
+    what = "best estimator" if one else "best estimator and ranker"
     if len(head):
-        text += f"over all shifted test sets, best estimator and ranker: {cell(head.iloc[0])}"
+        text += f"over all shifted test sets, {what}: {cell(head.iloc[0])}"
+    elif len(sanity):
+        text += (f"only the source set is scored (a sanity row: estimators fitted on it), "
+                 f"{what} there: {cell(sanity.iloc[0])}")
     text += "".join(f"; on `{r.shift}`: {cell(r)}" for r in kinds.itertuples(index=False))
+    if one:
+        text += f". Ranking and model selection: {ONE_MODEL} (nothing to rank)"
     return text + "."
 
 
@@ -149,7 +167,8 @@ def render(zoo: str, table: pd.DataFrame, plan: np.ndarray, plan_set: str, top_m
     lines += ["", "| rank | model | LaF score | estimated accuracy % [95 % interval] | "
               "true accuracy % |", "|---|---|---|---|---|"]
     for r in main.itertuples(index=False):
-        lines.append(f"| {r.laf_rank} | `{r.model}` | {r.laf_score:.3f} | {_pct(r.estimated_accuracy)}"
+        laf = "—" if r.laf_score != r.laf_score else f"{r.laf_score:.3f}"  # one model: none
+        lines.append(f"| {r.laf_rank} | `{r.model}` | {laf} | {_pct(r.estimated_accuracy)}"
                      f" [{_pct(r.interval_low)}, {_pct(r.interval_high)}] | "
                      f"{_pct(r.true_accuracy)} |")
     others = table[table["testset"] != first]

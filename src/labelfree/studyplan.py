@@ -8,10 +8,10 @@ of stopping the whole run (and the answers of every zoo) with an error:
   when their zoo is a prediction zoo (no weights to run on the inputs they create), when it lacks
   those groups or features, or when the config leaves them nothing (the study key omitted, so
   its default zoo is not configured; no experiments; no zoos).
-- laf and scorecard rank models and score methods against labels: they skip a zoo with one
-  model or without labelled test sets (:func:`labelled_zoos`), and the study when no zoo is left;
-  the scorecard also skips a zoo with no shifted set to score (:func:`scorecard_zoos`) and lists
-  every zoo, scored or not and why, in one table (:func:`scorecard_coverage`).
+- laf ranks models against labels: it skips a zoo with one model or without labelled test sets
+  (:func:`labelled_zoos`), and the study when no zoo is left. The scorecard scores every zoo
+  with a labelled set, a zoo of one model on accuracy estimation only (:func:`scorecard_zoos`),
+  and lists every zoo, scored or not and why, in one table (:func:`scorecard_coverage`).
 
 A study zoo named explicitly but absent from `zoos` stays an error (a typo), raised by the
 study's own rule file. Parse-time code: no numpy, no torch.
@@ -171,24 +171,52 @@ def autocast(cfg: Mapping[str, Any], zoo: str) -> bool:
     return bool((cfg.get("inference", {}) or {}).get("amp", True))
 
 
+#: extra-all-zoos' reason for a zoo of one model (scorecard spec 12.2-12.3 compare models).
+ONE_MODEL_PARTS = ("one model: label-free and few-label accuracy estimation scored; ranking "
+                   "and model selection not applicable")
+
+
 def scorecard_zoos(
     zoos: list[str], scored: Mapping[str, list[str]], n_models: Mapping[str, int], source: str
 ) -> tuple[list[str], dict[str, str]]:
-    """(zoos the scorecard scores, zoo -> why not for the others), issue 18 item 4:
-    :func:`labelled_zoos`' two reasons (one model; no labelled set). A zoo whose only scored set
-    is the source is scored too: its rows are the source's sanity rows (scorecard spec 12), all a
-    user with clean data only can have (tests/workflow/test_clean_only_zoo.py).
+    """(zoos the scorecard scores, zoo -> why not for the others), issue 18 item 4 ("the
+    scorecard for every zoo"): every zoo with a model and a labelled set to score. A zoo of one
+    model is scored on accuracy estimation alone (ranking and selection are not applicable,
+    labelfree.scorecard.core.ONE_MODEL); a zoo whose only scored set is the source gets the
+    source's sanity rows (scorecard spec 12), all a user with clean data only can have
+    (tests/workflow/test_clean_only_zoo.py). A zoo whose labelled sets are all multi-label is
+    found only when its labels are read: its scorecard job writes the reason
+    (labelfree.scorecard.core.unscored).
     """
     del source  # kept in the signature: the reason text of a skipped zoo names no source set
-    return labelled_zoos(zoos, scored, n_models, "scorecard")
+    keep, skip = [], {}
+    for z in zoos:
+        if n_models.get(z, 0) < 1:
+            skip[z] = f"zoo {z!r} has no model"
+        elif not scored.get(z):
+            skip[z] = (f"zoo {z!r} has no labelled test set to score; the scorecard scores "
+                       "methods against labels (the answer still ranks and estimates without them)")
+        else:
+            keep.append(z)
+    return keep, skip
 
 
 def scorecard_coverage(
     zoos: list[str], scored: Mapping[str, list[str]], n_models: Mapping[str, int],
     skips: Mapping[str, str],
 ) -> list[dict[str, Any]]:
-    """One row per configured zoo: its models, scored test sets, whether it has a scorecard and,
-    if not, why (``skips`` from :func:`scorecard_zoos`); the rows of extra-all-zoos.csv."""
-    return [dict(zoo=z, models=int(n_models.get(z, 0)), scored_testsets=len(scored.get(z, [])),
-                 scorecard="no" if z in skips else "yes", reason=skips.get(z, ""))
-            for z in zoos]
+    """One row per configured zoo: its models, scored test sets, whether it has a scorecard
+    (``yes``; ``estimation only`` for a zoo of one model, :data:`ONE_MODEL_PARTS` its reason;
+    ``no``, with the reason from ``skips`` of :func:`scorecard_zoos`): the rows of
+    extra-all-zoos.csv before the scorecard jobs add their own reasons
+    (labelfree.scorecard.report.coverage)."""
+    def row(z: str) -> dict[str, Any]:
+        n = int(n_models.get(z, 0))
+        if z in skips:
+            return dict(zoo=z, models=n, scored_testsets=0, scorecard="no", reason=skips[z])
+        one = n == 1
+        return dict(zoo=z, models=n, scored_testsets=len(scored.get(z, [])),
+                    scorecard="estimation only" if one else "yes",
+                    reason=ONE_MODEL_PARTS if one else "")
+
+    return [row(z) for z in zoos]

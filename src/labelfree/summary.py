@@ -84,6 +84,11 @@ def _fmt(v: object) -> str:
     return str(v)
 
 
+def _value(v: object) -> str:
+    """A which-method-when value: ``—`` where there is none (a zoo of one model has no ranker)."""
+    return "—" if pd.isna(v) or str(v).strip().lower() in ("", "nan") else _fmt(v)
+
+
 def render(table: pd.DataFrame, meta: Mapping[str, str],
            methods: pd.DataFrame | None = None) -> str:
     """The markdown block README embeds: provenance lines, a count per study, which method when
@@ -105,12 +110,12 @@ def render(table: pd.DataFrame, meta: Mapping[str, str],
         lines += ["", "Which method when (scorecard, `results/scorecard/tables/extra-<zoo>-best.csv`): per "
                   "zoo and kind of shift, the label-free estimator with the lowest mean absolute "
                   "error against true accuracy and the ranker with the highest Spearman "
-                  "correlation with it.", "",
+                  "correlation with it (a zoo of one model has nothing to rank: not applicable).", "",
                   "| zoo | shift | best estimator | MAE | best ranker | Spearman |",
                   "|---|---|---|---|---|---|"]
         for r in methods.itertuples(index=False):
-            lines.append(f"| `{r.zoo}` | {r.shift} | {r.estimator} | {_fmt(r.mae)} | "
-                         f"{r.ranker} | {_fmt(r.spearman)} |")
+            lines.append(f"| `{r.zoo}` | {r.shift} | {r.estimator} | {_value(r.mae)} | "
+                         f"{r.ranker} | {_value(r.spearman)} |")
     lines += ["", "| study | check | value | threshold | holds |", "|---|---|---|---|---|"]
     for row in table.itertuples(index=False):
         verdict = "yes" if holds(row.holds) else (
@@ -122,13 +127,16 @@ def render(table: pd.DataFrame, meta: Mapping[str, str],
 
 
 def collect_methods(best: Mapping[str, str | Path]) -> pd.DataFrame:
-    """The scorecards' which-method-when rows (zoo -> ``extra-<zoo>-best.csv``), sanity rows left out."""
+    """The scorecards' which-method-when rows (zoo -> ``extra-<zoo>-best.csv``); sanity rows and
+    the row of a zoo its scorecard could not score (shift ``all``, no estimator) left out."""
     cols = ["zoo", "shift", "estimator", "mae", "ranker", "spearman"]
     frames = [read_table(p).assign(zoo=z) for z, p in best.items()]
     if not frames:
         return pd.DataFrame(columns=cols)
     df = pd.concat(frames, ignore_index=True)
-    return df[~df["shift"].astype(str).str.startswith("source")][cols]
+    shift = df["shift"].astype(str)
+    named = df["estimator"].fillna("").astype(str).str.len() > 0
+    return df[~shift.str.startswith("source") & (shift != "all") & named][cols]
 
 
 def write(checks: Mapping[str, str | Path], csv_path: str | Path, md_path: str | Path,

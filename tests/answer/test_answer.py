@@ -99,3 +99,34 @@ def test_scorecard_summary_names_the_best_methods_per_kind_or_why_none():
     assert "macro" not in text and "sanity" not in text
     assert scorecard_summary("one", None, "zoo 'one' has 1 model(s)") == \
         "Scorecard: none for this zoo: zoo 'one' has 1 model(s)"
+
+
+def test_scorecard_summary_of_a_one_model_zoo_names_its_best_estimator():
+    """Issue 18: a zoo of one model has a scorecard too (estimation only): its answer names the
+    best estimator over the shifted sets and per kind, and says ranking is not applicable
+    (rows as labelfree.scorecard.report.best_per_kind writes them; values by hand)."""
+    from labelfree.scorecard.core import ONE_MODEL
+
+    best = pd.DataFrame({
+        "shift": ["macro", "mm_c15", "mm_followups", "overall", "source (sanity)"],
+        "estimator": ["ATC-MC", "DoC", "ATC-MC", "ATC-MC", "DoC"],
+        "mae": [0.031, 0.05, 0.012, 0.02, 0.0],
+        "ranker": [ONE_MODEL] * 5, "spearman": [np.nan] * 5,
+        "note": ["ranking and model selection not applicable: one model"] * 5})
+    text = scorecard_summary("mm_biased", best)
+    assert text.startswith("Scorecard (`results/scorecard/tables/extra-mm_biased-best.csv`")
+    assert "over all shifted test sets, best estimator: ATC-MC (MAE 2.0 points)" in text
+    assert "on `mm_c15`: DoC (MAE 5.0 points)" in text and "Spearman" not in text
+    assert text.endswith("Ranking and model selection: not applicable: one model (nothing to rank).")
+    # a one-model zoo scored on its source set only (alphatrim_backbone in the default run)
+    src = best[best["shift"] == "source (sanity)"]
+    text = scorecard_summary("alphatrim_backbone", src)
+    assert "only the source set is scored" in text and "best estimator there: DoC" in text
+
+
+def test_scorecard_summary_of_an_unscored_zoo_gives_the_scorecards_reason():
+    best = pd.DataFrame({"shift": ["all"], "estimator": [np.nan], "mae": [np.nan],
+                         "ranker": [np.nan], "spearman": [np.nan],
+                         "note": ["multi-label labels only (id, mm-ml)"]})
+    text = scorecard_summary("mm_multilabel", best)
+    assert text.endswith("none for this zoo: multi-label labels only (id, mm-ml).")

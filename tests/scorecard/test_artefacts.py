@@ -71,3 +71,20 @@ def test_scorecard_runs_dispersion_and_fd_only_with_features(artefacts):
     card = score_zoo(no_f.probs, no_f.labels, no_f.kinds, "id", logits=no_f.logits,
                      features=no_f.features, include=only, budgets=(10,))
     assert set(card.ranking["method"]) == {"AC"}  # Dispersion and FD need features
+
+
+def test_a_zoo_with_multi_label_labels_only_says_why_it_is_not_scored(tmp_path):
+    """scorecard spec 0.2, 12: accuracy is argmax == y on labels of shape (N,); multi-hot labels
+    (N, K) have none, so read_zoo scores no set and says why instead of inventing a metric."""
+    r = np.random.default_rng(1)
+    f = tmp_path / "m.npz"
+    store.write_inference(f, {t: {"logits": r.normal(size=(N, K)).astype(np.float32)}
+                              for t in ("id", "mm-ml")})
+    paths = []
+    for t in ("id", "mm-ml"):
+        paths.append(tmp_path / f"{t}.npz")
+        np.savez(paths[-1], y=r.integers(0, 2, (N, K)))  # multi-hot, as DigitScenes writes it
+    z = read_zoo({"id": [f], "mm-ml": [f]}, ["id", "mm-ml"], paths,
+                 {"id": "source", "mm-ml": "mm_ml"})
+    assert not z.probs and z.skipped == {"id": "multi-label", "mm-ml": "multi-label"}
+    assert z.why_unscored().startswith("multi-label labels only (id, mm-ml)")

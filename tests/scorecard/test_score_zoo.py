@@ -113,4 +113,96 @@ def test_figure_of_a_one_model_zoo_does_not_crash(tmp_path, monkeypatch):
                      budgets=[10], n_runs=2, exclude=["CODA", "COT", "COTT"])
     path = report.figure(card, tmp_path / "f.png", "one")
     assert path.read_bytes()[:4] == b"\x89PNG"
-    assert titles == ["one: estimation MAE", "one: few-label model selection"]
+    assert titles == ["one: estimation MAE",
+                      "one: few-label estimation (selection not applicable: one model)"]
+
+
+def _one_model_zoo():
+    """One model, K = 2, every row's top probability 0.8; hand-made labels, 4 repeated 5 times:
+    the model is right on 3 of 4 `clean` inputs, 2 of 4 `a` and 1 of 4 `b` inputs (accuracy
+    0.75, 0.5, 0.25)."""
+    row = np.array([0.8, 0.2])
+    p = np.tile(row, (1, 20, 1))  # predicts class 0 everywhere
+    labels = {"clean": np.tile([0, 0, 0, 1], 5), "a": np.tile([0, 0, 1, 1], 5),
+              "b": np.tile([0, 1, 1, 1], 5)}
+    return {s: p for s in labels}, labels, {"clean": "source", "a": "noise", "b": "blur"}
+
+
+def test_one_model_zoo_scores_estimation_and_says_what_is_not_applicable():
+    """Issue 18 ("a scorecard for every zoo"): a zoo of one model gets the label-free MAE per
+    kind of shift and the few-label estimators' error per budget; every ranker, GDE, ALine,
+    ModelPicker and CODA are rows that say "not applicable: one model", never silently missing
+    and never counted as failures. Known answers by hand (_one_model_zoo): AC = 0.8 on every
+    set, so its MAE is |0.8 - 0.5| = 0.3 on `noise`, |0.8 - 0.25| = 0.55 on `blur`, 0.425
+    overall; labelling the whole pool (budget 20 of 20) gives SRS+labels the true accuracy, MAE 0."""
+    probs, labels, kinds = _one_model_zoo()
+    skip = {"COT", "COTT", "Dispersion", "FD"}  # time; features
+    card = score_zoo(probs, labels, kinds, budgets=(10, 20), n_runs=3, exclude=sorted(skip))
+    assert card.failures.empty
+    est = card.summary["estimation"].set_index(["method", "shift"])
+    assert est.loc[("AC", "noise"), "mae"] == pytest.approx(0.3)
+    assert est.loc[("AC", "blur"), "mae"] == pytest.approx(0.55)
+    assert est.loc[("AC", "overall"), "mae"] == pytest.approx(0.425)
+    assert est.loc[("AC", "source (sanity)"), "mae"] == pytest.approx(0.05)
+    for m in core.NEEDS_TWO_MODELS:
+        assert est.loc[(m, "all"), "note"].startswith(core.ONE_MODEL), m
+    rank = card.summary["ranking"]
+    assert set(rank["method"]) == {m.name for m in core.methods("rank")} - skip  # all listed
+    assert (rank["shift"] == "all").all() and rank["note"].str.startswith(core.ONE_MODEL).all()
+    assert card.ranking.empty  # nothing ranked, nothing counted as undefined
+    few = card.summary["fewlabel"]
+    na = few[few["shift"] == "all"].set_index("method")
+    assert set(na.index) == set(core.SELECTION_ONLY)
+    scored = few[few["shift"] != "all"].set_index(["method", "budget", "shift"])
+    assert {"ActiveTesting", "SRS+labels", "PACE+labels", "CES+labels"} <= set(
+        scored.index.get_level_values(0))
+    assert scored.loc[("SRS+labels", 20, "overall"), "mae"] == pytest.approx(0, abs=1e-12)
+    assert scored[["regret", "p_best", "spearman", "kendall"]].isna().all().all()
+    assert scored["note"].str.contains(core.ONE_MODEL).all()
+    best = report.best_per_kind(card).set_index("shift")
+    assert best.loc["overall", "estimator"] and best.loc["overall", "mae"] <= 0.425
+    assert (best["ranker"] == core.ONE_MODEL).all() and best["spearman"].isna().all()
+    md = report.markdown(card, "one")
+    assert "## Not applicable" in md and "ModelPicker" in md and "LaF" in md
+    # the source set alone (no pool): the few-label table still says what is not applicable
+    src = score_zoo({"clean": probs["clean"]}, {"clean": labels["clean"]}, {"clean": "source"},
+                    include={"estimate": ["AC"], "rank": ["LaF"], "fewlabel": ["ModelPicker"]})
+    assert src.summary["fewlabel"]["method"].tolist() == ["ModelPicker"]
+
+
+def test_multi_model_zoo_has_no_not_applicable_rows(zoo):
+    """The one-model rules leave a zoo of several models as it was: no `all` rows, empty notes."""
+    probs, labels, kinds = zoo
+    card = score_zoo(probs, labels, kinds, include=FAST, budgets=(10,), n_runs=2)
+    assert card.not_applicable.empty
+    for name, table in card.summary.items():
+        assert list(table.columns) == core.SUMMARY_COLUMNS[name]
+        assert "all" not in set(table["shift"]) and (table["note"] == "").all(), name
+    assert card.summary["fewlabel"]["regret"].notna().all()
+
+
+def test_unscored_zoo_lists_every_method_with_its_reason(tmp_path):
+    """A zoo whose labels the scorecard cannot score (multi-label only) writes tables that say
+    why for every registered method, and a which-method-when row with that reason."""
+    card = core.unscored("multi-label labels only (mm-ml)")
+    for name, kind in (("estimation", "estimate"), ("ranking", "rank"), ("fewlabel", "fewlabel")):
+        t = card.summary[name]
+        assert set(t["method"]) == {m.name for m in core.methods(kind)}, name
+        assert (t["note"] == "multi-label labels only (mm-ml)").all(), name
+    best = report.best_per_kind(card)
+    assert best.to_dict("records")[0]["note"] == "multi-label labels only (mm-ml)"
+    assert best["estimator"].tolist() == [""]
+    assert report.figure(card, tmp_path / "u.png", "u").exists()
+    assert "Not scored: multi-label" in report.markdown(card, "u")
+
+
+def test_coverage_takes_the_reason_a_scorecard_job_found():
+    rows = [dict(zoo="a", models=3, scored_testsets=2, scorecard="yes", reason=""),
+            dict(zoo="ml", models=1, scored_testsets=3, scorecard="estimation only",
+                 reason="one model: ...")]
+    best = {"a": pd.DataFrame(dict(shift=["overall"], estimator=["AC"], mae=[0.1], ranker=["AC"],
+                                   spearman=[0.5], note=[""])),
+            "ml": report.best_per_kind(core.unscored("multi-label labels only"))}
+    table = report.coverage(rows, best).set_index("zoo")
+    assert table.loc["a"].tolist() == [3, 2, "yes", ""]
+    assert table.loc["ml"].tolist() == [1, 0, "no", "multi-label labels only"]

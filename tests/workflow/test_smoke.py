@@ -72,31 +72,56 @@ def test_scorecard_scores_every_method_kind(smoke_run):
 def test_every_zoo_has_its_scorecard_or_its_reason(smoke_run):
     """Issue 18 ("the default run writes the scorecard for every zoo"): extra-all-zoos lists
     every zoo of the smoke config (the default config's zoos, tiny); a zoo of two or more models
-    with shifted labelled sets has all its scorecard outputs and shifted rows; the others (here
-    the one-model zoos) give their reason; each answer summarises its zoo's scorecard."""
+    has all its scorecard outputs and shifted rows; a one-model zoo has them too, on estimation
+    (label-free MAE, few-label accuracy error) with ranking and selection noted "not applicable:
+    one model"; the multi-label zoo says why it is not scored; each answer summarises its zoo's
+    scorecard, a one-model zoo's naming its best estimator."""
     import yaml
 
+    from labelfree.scorecard.core import ONE_MODEL
     from tests.workflow.runner import SMOKE_CONFIG
 
     zoos = list(yaml.safe_load(SMOKE_CONFIG.read_text())["zoos"])
     root = smoke_run / "results" / "scorecard"
     cover = read_table(root / "tables" / "extra-all-zoos.csv").set_index("zoo")
     assert list(cover.index) == zoos
-    scored = cover[cover["scorecard"] == "yes"]
-    assert {"digits", "syp", "pace_digits", "laf_tight", "laf_spread", "mm_unbiased"} == set(
-        scored.index)
-    for zoo in scored.index:
+    status = cover["scorecard"].to_dict()
+    assert {z for z, s in status.items() if s == "yes"} == {
+        "digits", "syp", "pace_digits", "laf_tight", "laf_spread", "mm_unbiased"}
+    one = {z for z, s in status.items() if s == "estimation only"}
+    assert one == {"alphatrim_backbone", "mm_biased", "mm_shortcut"}  # a one-model zoo skipped
+    assert (cover.loc[sorted(one), "models"] == 1).all()                # again fails here
+    assert cover.loc[sorted(one), "reason"].str.contains("ranking and model selection not "
+                                                         "applicable").all()
+    assert status["mm_multilabel"] == "no" and cover.loc["mm_multilabel", "scored_testsets"] == 0
+    assert cover.loc["mm_multilabel", "reason"].startswith("multi-label labels only")
+    for zoo in zoos:  # every zoo: its tables and figure
         for name in ("estimation", "ranking", "fewlabel", "best"):
             assert len(read_table(root / "tables" / f"extra-{zoo}-{name}.csv")) > 0, (zoo, name)
         assert (root / "figures" / f"extra-{zoo}-scorecard.png").exists(), zoo
         best = read_table(root / "tables" / f"extra-{zoo}-best.csv")
-        assert "overall" in set(best["shift"]) and best["estimator"].notna().all(), zoo
-    unscored = cover[cover["scorecard"] == "no"]
-    assert (unscored["models"] == 1).all() and unscored["reason"].str.contains("1 model").all()
-    for zoo in ("digits", "laf_tight"):
+        if status[zoo] == "no":
+            assert best["estimator"].isna().all() and best["note"].notna().all(), zoo
+            continue
+        assert best["estimator"].notna().all(), zoo
+        assert ("overall" in set(best["shift"])) == (zoo != "alphatrim_backbone"), zoo  # id only
+    for zoo in one:
+        rank = read_table(root / "tables" / f"extra-{zoo}-ranking.csv")
+        assert (rank["shift"] == "all").all() and rank["note"].str.startswith(ONE_MODEL).all()
+        best = read_table(root / "tables" / f"extra-{zoo}-best.csv")
+        assert (best["ranker"] == ONE_MODEL).all(), zoo
+    for zoo in ("mm_biased", "mm_shortcut"):  # shifted sets: few-label accuracy error per budget
+        few = read_table(root / "tables" / f"extra-{zoo}-fewlabel.csv")
+        scored = few[few["shift"] == "overall"]
+        assert {"ActiveTesting", "SRS+labels"} <= set(scored["method"]), zoo
+        assert scored["mae"].notna().all() and scored["regret"].isna().all(), zoo
+        assert set(few.loc[few["shift"] == "all", "method"]) == {"ModelPicker"}  # CODA excluded
+    for zoo in ("digits", "laf_tight", "mm_biased"):
         md = (smoke_run / "results" / "answer" / zoo / "answer.md").read_text()
         assert f"Scorecard (`results/scorecard/tables/extra-{zoo}-best.csv`" in md, zoo
-        assert "over all shifted test sets, best estimator and ranker" in md, zoo
+        what = "best estimator:" if zoo == "mm_biased" else "best estimator and ranker:"
+        assert f"over all shifted test sets, {what}" in md, zoo
+    assert md.rstrip().endswith(f"Ranking and model selection: {ONE_MODEL} (nothing to rank).")
 
 
 def test_summary_gathers_every_study_checks(smoke_run):
@@ -116,7 +141,8 @@ def test_every_output_follows_the_naming_rule(smoke_run):
     from labelfree.outputs import POOLED, check_name
 
     scopes = {POOLED, "digits", "heads", "synthetic", "laf_tight", "laf_spread", "pace_digits",
-              "syp", "mm_unbiased"}
+              "syp", "mm_unbiased", "alphatrim_backbone", "mm_biased", "mm_shortcut",
+              "mm_multilabel"}
     seen = set()
     for kind, exts in (("tables", {".csv", ".md"}), ("figures", {".png", ".pdf"})):
         for path in sorted((smoke_run / "results").glob(f"*/{kind}/*")):

@@ -20,11 +20,13 @@ for _z in SCORECARD["zoos"]:
             f"({sorted(ZOOS)})"
         )
 
-# The scorecard compares methods on two or more models against labels, per kind of shift (a
-# zoo with the source set only gets its sanity rows): a zoo with one model or none of whose
-# scored test sets is labelled is left out, saying why in results/scorecard/tables/extra-all-zoos.csv, and on
+# The scorecard scores methods against labels, per kind of shift: every zoo with a labelled test
+# set to score; a zoo of one model on accuracy estimation alone (ranking and model selection are
+# not applicable), a zoo with the source set only on its sanity rows. A zoo without a model or a
+# labelled set is left out, saying why in results/scorecard/tables/extra-all-zoos.csv, and on
 # stderr when the user named it in scorecard.zoos (with `zoos: []`, every zoo, the table alone
-# says it, so that every parse of the default config stays quiet); with none left the
+# says it, so that every parse of the default config stays quiet); a zoo whose labelled sets
+# turn out multi-label has its reason written by its scorecard job; with no zoo left the
 # scorecard is skipped.
 SCORECARD_ZOOS, SCORECARD_SKIPS = scorecard_plan(
     scorecard_candidates(),
@@ -43,11 +45,16 @@ if SCORECARD["enabled"] and not SCORECARD_ZOOS:
     skip_study(
         "scorecard",
         "; ".join(SCORECARD_SKIPS.values())
-        or "no zoo with two or more models and a labelled test set to score",
+        or "no zoo with a model and a labelled test set to score",
     )
 
 
 rule scorecard_zoo_list:
+    input:
+        best=lambda w: [
+            f"results/scorecard/tables/{output_name(SCORECARD_STEMS['best'], z)}.csv"
+            for z in scorecard_zoos()
+        ],
     output:
         csv=report(
             f"results/scorecard/tables/{output_name(SCORECARD_COVERAGE, POOLED)}.csv",
@@ -67,6 +74,7 @@ rule scorecard_zoo_list:
         runtime=5,
     params:
         rows=lambda w: scorecard_coverage_rows(),
+        scored=lambda w: scorecard_zoos(),
     script:
         "../scripts/scorecard_zoos.py"
 

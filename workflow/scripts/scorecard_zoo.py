@@ -6,6 +6,7 @@ from labelfree import store
 from labelfree.joblog import log_to
 from labelfree.scorecard import report, score_zoo
 from labelfree.scorecard.artefacts import read_zoo
+from labelfree.scorecard.core import unscored
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 log_to(sm.log[0])
@@ -14,9 +15,13 @@ files = store.files_by_testset(sm.input.infer, models, sm.params.groups)
 z = read_zoo(files, sm.params.testsets, sm.input.testsets, sm.params.kinds, sm.params.features)
 logging.info("features for Dispersion/FD: %s", sm.params.features or "none")
 source = sm.params.source if sm.params.source in z.probs else None
-card = score_zoo(z.probs, z.labels, z.kinds, source, logits=z.logits, features=z.features,
-                 model_names=models, budgets=sm.params.budgets, n_runs=sm.params.runs,
-                 seed=sm.params.seed, exclude=sm.params.exclude)
+if z.probs:
+    card = score_zoo(z.probs, z.labels, z.kinds, source, logits=z.logits, features=z.features,
+                     model_names=models, budgets=sm.params.budgets, n_runs=sm.params.runs,
+                     seed=sm.params.seed, exclude=sm.params.exclude)
+else:  # e.g. multi-label labels only: the tables say why (labelfree.scorecard.core.unscored)
+    card = unscored(z.why_unscored())
+    logging.info("scorecard %s: not scored: %s", sm.params.zoo, card.unscored)
 for name in ("estimation", "ranking", "fewlabel"):
     store.save_table(card.summary[name], getattr(sm.output, name),
                      title=f"Scorecard {sm.params.zoo}: {name}")

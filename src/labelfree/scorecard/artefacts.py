@@ -24,6 +24,20 @@ class ZooArrays:
     labels: dict[str, np.ndarray] = field(default_factory=dict)  # (N,) int64
     kinds: dict[str, str] = field(default_factory=dict)
     features: dict[str, list[np.ndarray]] | None = None  # M arrays (N, D_m) float32
+    skipped: dict[str, str] = field(default_factory=dict)  # set -> "unlabelled" | "multi-label"
+
+    def why_unscored(self) -> str:
+        """Why no set is left to score (empty when one is): the scorecard's truth is
+        ``mean(argmax P == y)`` on labels of shape (N,) (scorecard spec 0.2, 12); a multi-hot
+        label has no such accuracy, and no other metric is substituted for it."""
+        if self.probs:
+            return ""
+        multi = [t for t, why in self.skipped.items() if why == "multi-label"]
+        if multi:
+            return (f"multi-label labels only ({', '.join(multi)}): the scorecard's accuracy, "
+                    "argmax == label (scorecard spec 0.2, 12), is not defined for multi-hot "
+                    "labels, so no method is scored")
+        return "no labelled test set to score"
 
 
 def read_zoo(
@@ -41,8 +55,8 @@ def read_zoo(
     for t, path in zip(testsets, label_files, strict=True):
         y = store.read_labels(path)
         if y is None or y.ndim != 1:
-            logging.info("%s: %s test set, not scored", t,
-                         "unlabelled" if y is None else "multi-label")
+            out.skipped[t] = "unlabelled" if y is None else "multi-label"
+            logging.info("%s: %s test set, not scored", t, out.skipped[t])
             continue
         out.logits[t] = store.stack_logits(files[t], t)
         out.probs[t] = softmax(out.logits[t].astype(np.float64))

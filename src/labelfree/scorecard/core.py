@@ -23,6 +23,22 @@ from labelfree.methods import accuracy, call, methods, missing, stack
 from . import metrics as mt
 
 SOURCE_KINDS = ("source", "clean", "none", "id")
+#: The note of a method or metric a one-model zoo cannot have (scorecard spec 12.2-12.3: ranking,
+#: regret and P(best) compare two or more models; GDE and ALine read agreement between models).
+ONE_MODEL = "not applicable: one model"
+#: Label-free estimators that need two or more models (spec 6: a partner; spec 7: model pairs).
+NEEDS_TWO_MODELS = frozenset({"GDE", "ALine-S", "ALine-D"})
+#: Few-label methods that only select a model (spec 9, 10: no accuracy estimate).
+SELECTION_ONLY = frozenset({"ModelPicker", "CODA"})
+#: Columns of the summary tables ('note': why a row has no value, empty otherwise).
+SUMMARY_COLUMNS = {
+    "estimation": ["method", "shift", "mae", "bias", "max_abs", "failures", "failed_cells",
+                   "note"],
+    "ranking": ["method", "shift", "spearman", "kendall", "regret", "undefined", "failed_cells",
+                "note"],
+    "fewlabel": ["method", "budget", "shift", "regret", "regret_se", "p_best", "spearman",
+                 "kendall", "mae", "bias", "used", "runs", "note"],
+}
 DEFAULT_RUNS = {"ActiveTesting": 200, "ModelPicker": 200, "CODA": 5, "SRS+labels": 200,
                 "PACE+labels": 3, "CES+labels": 20}
 
@@ -37,7 +53,11 @@ class Scorecard:
     fewlabel: pd.DataFrame  # method, set, shift, budget, run, regret, p_best, spearman, ...
     failures: pd.DataFrame  # method, kind, set, error
     timings: pd.DataFrame  # method, kind, set, seconds
+    not_applicable: pd.DataFrame = field(  # method, kind, reason: methods not run, and why
+        default_factory=lambda: pd.DataFrame(columns=["method", "kind", "reason"]))
     summary: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: Why the zoo has no scorecard at all (e.g. multi-label labels only); empty when scored.
+    unscored: str = ""
 
 
 def _source_name(shift_kind: Mapping[str, str], source: str | None) -> str | None:
@@ -79,6 +99,12 @@ def score_zoo(
     ``include``: kind -> method names to run (default: every registered method of the kind);
     ``exclude``: method names to skip. ``n_runs``: runs per few-label method (default
     :data:`DEFAULT_RUNS`, 20 for others). Budgets above a set's size are skipped for that set.
+
+    A zoo of one model is scored on what one model has: the label-free estimators' MAE (less
+    GDE and ALine, :data:`NEEDS_TWO_MODELS`) and the few-label estimators' accuracy error per
+    budget; rankers, ModelPicker and CODA, and the regret, P(best) and correlations of the
+    few-label estimators are "not applicable: one model" (:data:`ONE_MODEL`, in
+    ``not_applicable`` and in the summary tables' ``note``), not run and not counted as failures.
     """
     sets = list(probs)
     src = _source_name(shift_kind, source)
@@ -106,12 +132,28 @@ def score_zoo(
                 c["source_features"] = features[src]
         return c
 
+    na: dict[tuple[str, str], str] = {}
+
     def chosen(kind: str) -> list:
         ms = [m for m in methods(kind) if m.name not in exclude]
         if include is not None and kind in include:
             ms = [m for m in ms if m.name in include[kind]]
-        return ms
+        if M >= 2:
+            return ms
+        out = []
+        for m in ms:
+            if kind == "rank":
+                na[(m.name, kind)] = f"{ONE_MODEL} (ranking orders two or more, spec 12.2)"
+            elif kind == "estimate" and m.name in NEEDS_TWO_MODELS:
+                na[(m.name, kind)] = f"{ONE_MODEL} (it reads agreement between models, spec 6-7)"
+            elif kind == "fewlabel" and m.name in SELECTION_ONLY:
+                na[(m.name, kind)] = f"{ONE_MODEL} (it selects a model, spec 9-10)"
+            else:
+                out.append(m)
+        return out
 
+    for k in ("estimate", "rank", "fewlabel"):
+        chosen(k)  # notes what one model cannot have, also where no set is a pool (source only)
     est_rows, rank_rows, few_rows, fails, times = [], [], [], [], []
     for s in progress(sets, desc="scorecard", unit="set"):
         ctx = ctx_for(s)
@@ -167,16 +209,17 @@ def score_zoo(
                 fails.append(dict(method=m.name, kind="fewlabel", set=s, error=repr(exc)[:200]))
                 continue
             a = A[s]
+            sel = M >= 2  # regret, P(best), correlations compare models (spec 12.3)
             for j, b in enumerate(r.budgets):
                 for run in range(r.best.shape[0]):
                     acc_hat = r.accuracy[run, j]
                     est = np.isfinite(acc_hat).all()
                     few_rows.append(dict(
                         method=m.name, set=s, shift=shift_kind[s], budget=b, run=run,
-                        regret=float(a.max() - a[r.best[run, j]]),
-                        p_best=float(a[r.best[run, j]] >= a.max()),
-                        spearman=mt.spearman(r.scores[run, j], a),
-                        kendall=mt.kendall(r.scores[run, j], a),
+                        regret=float(a.max() - a[r.best[run, j]]) if sel else np.nan,
+                        p_best=float(a[r.best[run, j]] >= a.max()) if sel else np.nan,
+                        spearman=mt.spearman(r.scores[run, j], a) if sel else np.nan,
+                        kendall=mt.kendall(r.scores[run, j], a) if sel else np.nan,
                         mae=mt.mae(acc_hat, a) if est else np.nan,
                         bias=mt.bias(acc_hat, a) if est else np.nan,
                         used=int(r.used[run, j])))
@@ -191,8 +234,35 @@ def score_zoo(
                                                  "bias", "used"]),
         failures=pd.DataFrame(fails, columns=["method", "kind", "set", "error"]),
         timings=pd.DataFrame(times, columns=["method", "kind", "set", "seconds"]),
+        not_applicable=pd.DataFrame([dict(method=m, kind=k, reason=r) for (m, k), r in na.items()],
+                                    columns=["method", "kind", "reason"]),
     )
     card.summary = summarise(card, src)
+    return card
+
+
+def unscored(reason: str) -> Scorecard:
+    """The scorecard of a zoo that cannot be scored at all (e.g. only multi-label test sets:
+    spec 0.2 and 12 define accuracy as ``argmax == y`` on labels of shape (N,), so no metric is
+    invented for them): empty long tables; each summary table one row per registered method of
+    its kind, shift ``all``, with ``reason`` as its note."""
+    def empty(cols: list[str]) -> pd.DataFrame:
+        return pd.DataFrame(columns=cols)
+
+    card = Scorecard(
+        truth=empty(["set", "shift", "model", "accuracy"]),
+        estimates=empty(["method", "set", "shift", "model", "estimate", "accuracy"]),
+        ranking=empty(["method", "set", "shift", "spearman", "kendall", "regret"]),
+        fewlabel=empty(["method", "set", "shift", "budget", "run", "regret", "p_best", "spearman",
+                        "kendall", "mae", "bias", "used"]),
+        failures=empty(["method", "kind", "set", "error"]),
+        timings=empty(["method", "kind", "set", "seconds"]),
+        not_applicable=pd.DataFrame(
+            [dict(method=m.name, kind=k, reason=reason) for k in ("estimate", "rank", "fewlabel")
+             for m in methods(k)], columns=["method", "kind", "reason"]),
+        unscored=reason,
+    )
+    card.summary = summarise(card, None)
     return card
 
 
@@ -214,8 +284,23 @@ def _by_kind(df: pd.DataFrame, per_set: pd.DataFrame, keys: list[str], cols: lis
     return pd.concat(out, ignore_index=True) if out else pd.DataFrame(columns=keys + ["shift"] + cols)
 
 
+def _with_notes(df: pd.DataFrame, card: Scorecard, kind: str, table: str,
+                note: str = "") -> pd.DataFrame:
+    """``df`` with its ``note`` column (``note`` on every computed row) and one row per method
+    of ``kind`` that was not applicable (shift ``all``, no values, its reason as note)."""
+    df = df.assign(note=note) if len(df) else df.reindex(columns=[*df.columns, "note"])
+    na = card.not_applicable[card.not_applicable["kind"] == kind]
+    rows = pd.DataFrame({"method": na["method"].to_numpy(), "shift": "all",
+                         "note": na["reason"].to_numpy()})
+    if table == "estimation" or table == "ranking":
+        rows = rows.assign(failed_cells=0)
+    out = pd.concat([x for x in (df, rows) if len(x)], ignore_index=True) if len(rows) else df
+    return out.reindex(columns=SUMMARY_COLUMNS[table])
+
+
 def summarise(card: Scorecard, src: str | None) -> dict[str, pd.DataFrame]:
-    """Aggregated tables: 'estimation', 'ranking', 'fewlabel' (spec 12.1-12.3)."""
+    """Aggregated tables: 'estimation', 'ranking', 'fewlabel' (spec 12.1-12.3); a method that
+    was not applicable (one model, :func:`unscored`) is a row with shift ``all`` and its note."""
     e = card.estimates.assign(abs_err=lambda d: (d.estimate - d.accuracy).abs(),
                               err=lambda d: d.estimate - d.accuracy)
     per_set = e.groupby(["method", "set", "shift"], as_index=False).agg(
@@ -239,5 +324,12 @@ def summarise(card: Scorecard, src: str | None) -> dict[str, pd.DataFrame]:
                        ["regret", "regret_se", "p_best", "spearman", "kendall", "mae", "bias",
                         "used", "runs"], None)
     else:
-        few = pd.DataFrame()
-    return {"estimation": est, "ranking": rank, "fewlabel": few}
+        few = pd.DataFrame(columns=SUMMARY_COLUMNS["fewlabel"][:-1])
+    one = card.truth["model"].nunique() == 1
+    few = _with_notes(few, card, "fewlabel", "fewlabel",
+                      f"regret, P(best) and correlations {ONE_MODEL} (accuracy error scored)"
+                      if one else "")
+    if len(few):
+        few["budget"] = few["budget"].astype("Int64")
+    return {"estimation": _with_notes(est, card, "estimate", "estimation"),
+            "ranking": _with_notes(rank, card, "rank", "ranking"), "fewlabel": few}
