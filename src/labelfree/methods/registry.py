@@ -299,7 +299,7 @@ def _fd(P: np.ndarray, **ctx: Any) -> np.ndarray:
           note="uses logits; with probabilities only, row-centred log-probabilities (flagged fallback)")
 def _mano(P: np.ndarray, **ctx: Any) -> np.ndarray:
     if ctx.get("logits") is None:
-        return _each_threaded(P, lambda m: E.mano_from_probs(P[m]).score)
+        return _each_threaded(P, lambda m: E.mano_score_from_probs(P[m]))
     return np.array([E.mano(_logits_of(P, m, ctx)).score for m in range(P.shape[0])])
 
 
