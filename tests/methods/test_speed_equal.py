@@ -9,6 +9,7 @@ import scipy.linalg
 
 from labelfree.methods import call, softmax
 from labelfree.methods import estimators as E
+from labelfree.methods import fewlabel as F
 
 
 def _old_plogp_rows(P, eps=0.0, normalise=False):
@@ -147,3 +148,85 @@ def test_frechet_distance_close_to_old():
         assert E.frechet_distance(a, b) == pytest.approx(_old_frechet(a, b), rel=1e-10)
         mu_old = np.array(a, dtype=np.float64).mean(axis=0)
         assert np.array_equal(E.feature_moments(a)[0], mu_old)
+
+
+def _old_model_picker(
+    preds: np.ndarray, labels: np.ndarray, budgets: list[int], tuning_par: np.ndarray | float,
+    seed: int, n_runs: int = 1, stop_at_budget: bool = True,
+) -> F.ModelPickerResult:
+    """fewlabel.model_picker at d7f250e (same arithmetic; fancy-indexed query updates)."""
+    Y = np.asarray(preds)
+    M, N = Y.shape
+    y = np.asarray(labels)
+    rng = np.random.default_rng(seed)
+    R = n_runs
+    tp = np.broadcast_to(np.asarray(tuning_par, dtype=np.float64), (R,)).copy()
+    budgets = sorted(int(b) for b in budgets)
+    bmax = budgets[-1]
+    perm = np.argsort(rng.random((R, N)), axis=1)
+    eta0 = np.sqrt(np.log(M) / 2.0)
+    # models x runs layout: reductions over models run across the R runs at once
+    LT = np.zeros((M, R))  # importance-weighted losses L
+    Ld = np.zeros((M, R))  # L - min over models (changes only when a run queries)
+    nq = np.zeros(R, dtype=np.int64)
+    nb = len(budgets)
+    best = np.full((R, nb), -1, dtype=np.int64)
+    scores = np.zeros((R, nb, M))
+    used = np.zeros((R, nb), dtype=np.int64)
+    barr = np.asarray(budgets)
+    yt = np.ascontiguousarray(Y.T)  # (N, M)
+    wrong = y[:, None] != yt  # (N, M) -- read only at queried instances
+    cidT = np.ascontiguousarray(F._class_ids(yt).T)  # (M, N): first model predicting the same class
+    disagree = (yt != yt[:, :1]).any(axis=1)  # (N,) the models disagree on the instance
+    cols = np.arange(R)
+    permT = np.ascontiguousarray(perm.T)  # (N, R): instance of step t in every run
+    for t in range(1, N + 1):
+        x = permT[t - 1]
+        eta = eta0 / np.sqrt(t)
+        w = np.exp(-eta * Ld)
+        w /= w.sum(axis=0)
+        # weight of the class predicted by model m: posterior mass of the models predicting it
+        idx = cidT[:, x] * R + cols  # (M, R) bins (class id, run)
+        W = np.bincount(idx.ravel(), weights=w.ravel(), minlength=M * R)[idx]
+        u = tp * (W * (1.0 - W)).max(axis=0)
+        # u > 1 -> 1 and non-finite -> 0; on disagreement instances u > 0 is floored at eta_t
+        # and capped at 1 (spec 9 steps 3-4), i.e. min(max(u, eta_t), 1); else 0
+        u = np.where(disagree[x] & np.isfinite(u) & (u > 0), np.minimum(np.maximum(u, eta), 1.0), 0.0)
+        z = rng.random(R) < u  # u = 0 off disagreement: never queried
+        if z.any():
+            LT[:, z] += wrong[x[z]].T / u[z]
+            Ld[:, z] = LT[:, z] - LT[:, z].min(axis=0)
+            nq[z] += 1
+            hit = z[:, None] & (nq[:, None] == barr[None, :])
+            if hit.any():
+                r_i, b_i = np.nonzero(hit)
+                Lr = LT[:, r_i].T
+                best[r_i, b_i] = F._argmin_random(Lr, rng)
+                scores[r_i, b_i] = -Lr
+                used[r_i, b_i] = barr[b_i]
+        if stop_at_budget and (nq >= bmax).all():
+            break
+    L = LT.T
+    final = F._argmin_random(L, rng)
+    miss = best < 0
+    if miss.any():
+        r_i, b_i = np.nonzero(miss)
+        best[r_i, b_i] = final[r_i]
+        scores[r_i, b_i] = -L[r_i]
+        used[r_i, b_i] = nq[r_i]
+    return F.ModelPickerResult(best, scores, used, final, nq)
+
+
+@pytest.mark.parametrize("stop", [True, False])
+def test_model_picker_bit_equal_to_old(stop):
+    # bins gathered per 64 steps, max over (class, run) bins, every run updated at once
+    r = np.random.default_rng(21)
+    M, N, K = 9, 500, 12
+    y = r.integers(0, K, N)
+    Y = np.where(r.random((M, N)) < np.linspace(0.4, 0.9, M)[:, None], y, r.integers(0, K, (M, N)))
+    Y[:, :40] = Y[0, :40]  # instances where every model agrees (never queried)
+    tp = np.repeat(np.logspace(-12, np.log2(1e4), 10, base=2), 3)
+    a = F.model_picker(Y, y, [3, 10, 40], tp, 5, len(tp), stop_at_budget=stop)
+    b = _old_model_picker(Y, y, [3, 10, 40], tp, 5, len(tp), stop_at_budget=stop)
+    for f in ("best", "scores", "used", "final_best", "queries"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
