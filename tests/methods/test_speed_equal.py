@@ -230,3 +230,41 @@ def test_model_picker_bit_equal_to_old(stop):
     b = _old_model_picker(Y, y, [3, 10, 40], tp, 5, len(tp), stop_at_budget=stop)
     for f in ("best", "scores", "used", "final_best", "queries"):
         assert np.array_equal(getattr(a, f), getattr(b, f)), f
+
+
+def test_plogp_rows_row_subsets_equal_the_full_rows():
+    # kth_and_count recomputes only some rows: each row's value must not depend on its block
+    P = _zoo(M=1, N=300, K=257, seed=9)[0]
+    for kw in (dict(normalise=True), dict(eps=1e-20)):
+        full = E.plogp_rows(P, **kw)
+        for idx in ([7], [0, 3], np.arange(5, 200, 3), np.arange(300)[::-1]):
+            assert np.array_equal(E.plogp_rows(P[idx], **kw), full[idx])
+
+
+@pytest.mark.parametrize("kw", [dict(normalise=True), dict(eps=1e-20)])
+def test_float32_screen_bound_holds(kw):
+    P = _zoo(M=2, N=2000, K=1000, seed=10)
+    for p in P:
+        a, e = E.plogp_rows_screen(p, **kw)
+        err = np.abs(a - E.plogp_rows(p, **kw))
+        assert np.all(err <= e) and err.max() < 0.05 * e.min()  # the bound has room to spare
+    assert E.plogp_rows_screen(P[0].astype(np.float64), **kw) is None
+    assert E.plogp_rows_screen(P[0] * 2, **kw) is None  # entries above 1: no screen
+
+
+@pytest.mark.parametrize("kw", [dict(normalise=True), dict(eps=1e-20)])
+def test_kth_and_count_equals_the_float64_rows(kw):
+    # ties at the threshold: the target repeats source rows (equal values), the source repeats
+    # the row at the threshold; every k from first to last
+    P = _zoo(M=2, N=400, K=50, seed=11)
+    src, tgt = P[0].copy(), P[1].copy()
+    xs = E.plogp_rows(src, **kw)
+    order = np.argsort(xs)
+    src[order[200:205]] = src[order[199]]
+    tgt[:50] = src[order[150:200]]
+    xs, xt = E.plogp_rows(src, **kw), E.plogp_rows(tgt, **kw)
+    for k in (0, 1, 150, 199, 200, 203, 204, 205, 399):
+        t = np.sort(xs)[k]
+        assert E.kth_and_count(src, k, tgt, **kw) == (t, int(np.count_nonzero(xt >= t)))
+        got64 = E.kth_and_count(src.astype(np.float64), k, tgt.astype(np.float64), **kw)
+        assert got64[1] == int(np.count_nonzero(E.plogp_rows(tgt.astype(np.float64), **kw) >= got64[0]))

@@ -65,6 +65,77 @@ def plogp_rows(P: np.ndarray, eps: float = 0.0, normalise: bool = False) -> np.n
     return out
 
 
+_U32 = float(np.finfo(np.float32).eps) / 2.0  # float32 unit roundoff
+
+
+def plogp_rows_screen(P: np.ndarray, eps: float = 0.0,
+                      normalise: bool = False) -> tuple[np.ndarray, np.ndarray] | None:
+    """Float32 approximations ``a`` of :func:`plogp_rows` and bounds ``e`` with ``|a - x| <= e``
+    row by row (x: the float64 values), for float32 ``P`` with entries in [0, 1]; else None.
+
+    ``B = sum_k p ln(p + eps)`` in float32; with normalisation ``x = B / s - ln s`` (s = the row
+    sum; the same number as the sum over q = p / s of q ln q). Every term is <= 0, so ``sum
+    |terms| = |B|``: the float32 log (numpy's SIMD log, a few ulp; 8 ulp allowed), the product
+    and the sum (gamma_K <= (K + 1) u in any order) put B within (K + 11) u |B| of its value,
+    rounding p + eps adds at most u s, and the float32 row sum (within gamma_K s) moves B / s -
+    ln s by at most (|B| / s + 1) gamma_K. Hence ``e = 4 (K + 16) u (|B| + s) / s + 1e-9``
+    (without normalisation: no division by s): a factor about 2 of slack, and 1e-9 for the
+    float64 reference's own rounding (~K 1e-16)."""
+    A = np.asarray(P)
+    if A.dtype != np.float32 or A.ndim != 2:
+        return None
+    n, K = A.shape
+    B = np.empty(n)
+    S = np.empty(n)
+    rows = min(_PLOGP_ROWS, max(n, 1))
+    lgb = np.empty((rows, K), np.float32)
+    for s in range(0, n, rows):
+        e = min(n, s + rows)
+        p, lg = A[s:e], lgb[:e - s]
+        if p.size and (p.min() < 0 or p.max() > 1):
+            return None
+        if eps:
+            np.log(np.add(p, np.float32(eps), out=lg), out=lg)
+        else:
+            np.log(np.maximum(p, np.float32(1e-38), out=lg), out=lg)  # 0 ln 0 = 0 (0 * finite)
+        B[s:e] = np.einsum("ij,ij->i", p, lg)
+        S[s:e] = p.sum(axis=1)  # float32: within gamma_K of the float64 sum (in the bound)
+    if normalise:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a, e = B / S - np.log(S), 4.0 * (K + 16) * _U32 * (np.abs(B) + S) / S + 1e-9
+    else:
+        a, e = B, 4.0 * (K + 16) * _U32 * (np.abs(B) + S) + 1e-9
+    if not (np.isfinite(a).all() and np.isfinite(e).all()):
+        return None
+    return a, e
+
+
+def kth_and_count(src: np.ndarray, k: int, tgt: np.ndarray, eps: float = 0.0,
+                  normalise: bool = False) -> tuple[float, int]:
+    """``t = sort(plogp_rows(src))[k]`` and ``#{plogp_rows(tgt) >= t}``, the values the float64
+    rows give, from the float32 screen: rows whose bound interval decides their side of t are
+    not recomputed; the rest (those near t) get :func:`plogp_rows` itself, row for row the same
+    values (tests). Falls back to the float64 rows where the screen does not apply."""
+    kw = dict(eps=eps, normalise=normalise)
+    sa, ta = plogp_rows_screen(src, **kw), plogp_rows_screen(tgt, **kw)
+    if sa is None or ta is None:
+        x = plogp_rows(src, **kw)
+        t = float(np.sort(x)[k])
+        return t, int(np.count_nonzero(plogp_rows(tgt, **kw) >= t))
+    a, e = sa
+    lo, hi = a - e, a + e
+    L, U = np.partition(lo, k)[k], np.partition(hi, k)[k]  # L <= t <= U
+    below = hi < L  # x < t strictly
+    cand = np.flatnonzero(~below & (lo <= U))  # the rest: x > t strictly
+    xc = np.sort(plogp_rows(np.asarray(src)[cand], **kw))
+    t = float(xc[k - int(np.count_nonzero(below))])
+    a, e = ta
+    sure = a - e >= t
+    near = np.flatnonzero(~sure & (a + e >= t))
+    n_near = int(np.count_nonzero(plogp_rows(np.asarray(tgt)[near], **kw) >= t)) if near.size else 0
+    return t, int(np.count_nonzero(sure)) + n_near
+
+
 # ------------------------------------------------------------------------------------------ MaNo
 
 
@@ -309,7 +380,15 @@ def atc(
     P: np.ndarray, P_src: np.ndarray, y_src: np.ndarray, *, score: str = "MC",
     threshold_rule: str = "code",
 ) -> float:
-    """ATC (Garg et al., ICLR 2022) accuracy estimate, spec 4: ``mean(s_target >= t)``."""
+    """ATC (Garg et al., ICLR 2022) accuracy estimate, spec 4: ``mean(s_target >= t)``.
+
+    NE on float32 probabilities: threshold and count by :func:`kth_and_count` (same values)."""
+    if score == "NE" and threshold_rule in ("code", "exact"):
+        n = len(P_src)
+        n_inc = int(n - np.count_nonzero(np.asarray(P_src).argmax(axis=1) == y_src))
+        k = n_inc - 1 if threshold_rule == "code" else n_inc
+        if 0 <= k < n and np.ndim(P) == 2 and len(P):
+            return kth_and_count(P_src, k, P, eps=1e-20)[1] / len(P)
     t = atc_threshold(atc_scores(P_src, score), np.asarray(P_src).argmax(axis=1) == y_src,
                       threshold_rule)
     return float(np.mean(atc_scores(P, score) >= t))
