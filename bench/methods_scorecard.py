@@ -42,20 +42,27 @@ WHY = {
     "COT": "one exact n x K transport per model (greedy start, then negative-cycle cancelling "
            "with Bellman-Ford sweeps on the K x K class graph)",
     "COTT": "two exact transports per model (source threshold and target)",
-    "NuclearNorm": "per model a K x K Gram (N K^2 multiply-adds, float32 SYRK) and its float64 "
-                   "eigenvalues (K^3 tridiagonalisation)",
-    "FD": "per model two D x D covariances and two D x D eigendecompositions",
-    "PACE": "HDBSCAN of the N x D guide features (labelfree.pace)",
+    "NuclearNorm": "per model a K x K Gram (N K^2 multiply-adds, float32 SYRK) and its "
+                   "eigenvalues (float32 syev, K^3 tridiagonalisation)",
+    "FD": "per model two centred D x D covariances (N D^2 float64 multiply-adds each, SYRK) and "
+          "three D x D eigendecompositions",
+    "PACE": "HDBSCAN of the N x D guide features (labelfree.pace.fast_hdbscan: core distances and "
+            "Prim's tree, N^2 D float32 products each, plus exact float64 distances where the "
+            "float32 bound cannot decide: many in 256-d, where distances concentrate)",
     "PACE+labels": "PACE's selection (HDBSCAN), fitted once",
-    "CODA": "set-up: M float64 products (N x K)(K x K) for the class marginals (2 N M K^2 flops); "
+    "CODA": "set-up: M float64 products (N x K)(K x K) for the class marginals (2 N M K^2 flops; "
+            "float32 ones move them by float32 rounding, which its known-answer test rejects); "
             "then per label the EIG over every (item, predicted class) pair, sequential in labels",
-    "ModelPicker": "sequential stream: one step per input for the 320 tuning runs",
+    "ModelPicker": "sequential stream: one step per input for the 320 tuning runs (a dozen numpy "
+                   "calls on (models x runs) arrays per step)",
     "LaF": "EM with CG M-steps over the N x M predictions (labelfree.laf.core.rank; BLAS held "
            "to one thread: OpenBLAS threads dot products above 10,000 entries)",
-    "ATC-SYP": "SYP's normalised entropy of every source and target row: 2 M N K float64 logs",
-    "ATC-NE": "negative entropy of every source and target row: 2 M N K float64 logs",
+    "ATC-SYP": "SYP's normalised entropy of every source and target row: 2 M N K float32 logs "
+               "(float64 for the rows near the threshold)",
+    "ATC-NE": "negative entropy of every source and target row: 2 M N K float32 logs (float64 "
+              "for the rows near the threshold)",
     "Entropy": "M N K float64 logs",
-    "MaNo": "two or three float64 passes over M N K entries",
+    "MaNo": "two float64 passes over M N K entries (no logs where ln K decides the branch)",
 }
 OUT = Path(__file__).resolve().parent / "results" / "methods_scorecard.md"
 

@@ -199,6 +199,20 @@ def test_core_distances_equal_kdtree_and_fallback_path():
     assert np.array_equal(core_distances(x, 5, margin=0, block=7), want)  # every row proven or redone
 
 
+def test_core_distances_in_high_dimension_equal_kdtree():
+    # the scorecard's PACE guide (bench/methods_scorecard.py: mean of 20 noisy 256-d features
+    # around 7 centres): distances concentrate, so the shortlist's margin rarely proves a row
+    # complete; such rows take exact distances only where the float32 bound allows <= k-th
+    from sklearn.neighbors import KDTree
+
+    rng = np.random.default_rng(2)
+    y = rng.integers(0, 7, 700)
+    x = np.mean([rng.standard_normal((700, 256)) + y[:, None] for _ in range(20)], axis=0)
+    want = KDTree(x).query(x, k=5)[0][:, -1]
+    assert np.array_equal(core_distances(x, 5), want)
+    assert np.array_equal(core_distances(x, 5, margin=0, block=64), want)
+
+
 def _lhl_like(n: int, d: int, seed: int) -> np.ndarray:
     """bench/pace_select.py's synthetic activations: 10 latent classes, ReLU layer, noise."""
     rng = np.random.default_rng(seed)

@@ -175,23 +175,44 @@ def model_picker(
     disagree = (yt != yt[:, :1]).any(axis=1)  # (N,) the models disagree on the instance
     cols = np.arange(R)
     permT = np.ascontiguousarray(perm.T)  # (N, R): instance of step t in every run
+    cidN = np.ascontiguousarray(cidT.T) * R  # (N, M): bincount bin of (class id, run 0)
+    wrongT = wrong.astype(np.float64)  # (N, M) 0/1 losses
+    dis_run = disagree[permT]  # (N, R): step t's instance is a disagreement one, per run
+    etas = eta0 / np.sqrt(np.arange(1, N + 1))
+    w = np.empty((M, R))
+    G = np.empty((M, R))
+    blk = 64  # steps whose (M, R) bins are gathered at once
     for t in range(1, N + 1):
+        j = (t - 1) % blk
+        if j == 0:  # bins (class id of model m on the run's instance, run) for the next steps
+            bins = np.add(cidN[permT[t - 1:t - 1 + blk]].transpose(0, 2, 1), cols,
+                          order="C")  # (blk, M, R)
         x = permT[t - 1]
-        eta = eta0 / np.sqrt(t)
-        w = np.exp(-eta * Ld)
+        eta = etas[t - 1]
+        np.multiply(Ld, -eta, out=w)
+        np.exp(w, out=w)
         w /= w.sum(axis=0)
-        # weight of the class predicted by model m: posterior mass of the models predicting it
-        idx = cidT[:, x] * R + cols  # (M, R) bins (class id, run)
-        W = np.bincount(idx.ravel(), weights=w.ravel(), minlength=M * R)[idx]
-        u = tp * (W * (1.0 - W)).max(axis=0)
+        # posterior mass of each (class, run): the weight W of the class model m predicts is its
+        # bin's; max_m W (1 - W) = max over bins (a bin no model predicts has W (1 - W) = 0 and
+        # cannot raise a maximum that is >= 0, or turn one < 0 into a query: u <= 0 -> 0 below)
+        W = np.bincount(bins[j].ravel(), weights=w.ravel(), minlength=M * R).reshape(M, R)
+        np.subtract(1.0, W, out=G)
+        G *= W
+        u = G.max(axis=0)
+        u *= tp
         # u > 1 -> 1 and non-finite -> 0; on disagreement instances u > 0 is floored at eta_t
         # and capped at 1 (spec 9 steps 3-4), i.e. min(max(u, eta_t), 1); else 0
-        u = np.where(disagree[x] & np.isfinite(u) & (u > 0), np.minimum(np.maximum(u, eta), 1.0), 0.0)
+        ok = dis_run[t - 1] & np.isfinite(u) & (u > 0)
+        u = np.where(ok, np.minimum(np.maximum(u, eta), 1.0), 0.0)
         z = rng.random(R) < u  # u = 0 off disagreement: never queried
         if z.any():
-            LT[:, z] += wrong[x[z]].T / u[z]
-            Ld[:, z] = LT[:, z] - LT[:, z].min(axis=0)
-            nq[z] += 1
+            # every run at once: a run that does not query adds 0.0 (exact) and its L - min L is
+            # recomputed from the same L (same values)
+            inc = wrongT[x].T / np.where(z, u, 1.0)
+            inc *= z
+            LT += inc
+            np.subtract(LT, LT.min(axis=0), out=Ld)
+            nq += z
             hit = z[:, None] & (nq[:, None] == barr[None, :])
             if hit.any():
                 r_i, b_i = np.nonzero(hit)

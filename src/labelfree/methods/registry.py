@@ -177,11 +177,12 @@ def _atc_syp(P: np.ndarray, **ctx: Any) -> np.ndarray:
     # E.plogp_rows(normalise=True), equal to syp.indicators.entropy, tests/methods/test_registry
     Ps, ys = _src(ctx, P)
 
+    # (sorted source scores indexed at round(err n), target rows >= it: E.kth_and_count, which
+    # screens the rows in float32 and recomputes in float64 those near the threshold)
     def one(m: int) -> float:
         err = 1.0 - float(np.mean(Ps[m].argmax(1) == ys))
-        s = np.sort(E.plogp_rows(Ps[m], normalise=True))
-        t = float(s[min(int(round(err * len(s))), len(s) - 1)])
-        return float(np.mean(E.plogp_rows(P[m], normalise=True) >= t))
+        k = min(int(round(err * Ps.shape[1])), Ps.shape[1] - 1)
+        return E.kth_and_count(Ps[m], k, P[m], normalise=True)[1] / P.shape[1]
 
     return _each_threaded(P, one)
 
@@ -299,7 +300,7 @@ def _fd(P: np.ndarray, **ctx: Any) -> np.ndarray:
           note="uses logits; with probabilities only, row-centred log-probabilities (flagged fallback)")
 def _mano(P: np.ndarray, **ctx: Any) -> np.ndarray:
     if ctx.get("logits") is None:
-        return _each_threaded(P, lambda m: E.mano_from_probs(P[m]).score)
+        return _each_threaded(P, lambda m: E.mano_score_from_probs(P[m]))
     return np.array([E.mano(_logits_of(P, m, ctx)).score for m in range(P.shape[0])])
 
 

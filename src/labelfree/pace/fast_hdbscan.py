@@ -105,8 +105,15 @@ def core_distances(x: np.ndarray, k: int, block: int = 256, margin: int = 8) -> 
         bad = nxt - f.tol(rows, 0, f.sy.max(), f.sx.max()) <= kth * kth
         out[rows] = kth
         for r in np.flatnonzero(bad):
+            # every row within kth of row i has its lower bound <= kth^2 (kth is the k-th
+            # distance within the shortlist, >= the true k-th): exact distances for those only
+            # (in high dimension the shortlist's margin is often too thin to prove complete,
+            # while the bound still excludes most rows)
             i = rows[r]
-            out[i] = np.partition(_exact(x[i] - x), k - 1)[k - 1]
+            lo = (d2[r].astype(np.float64) + f.sy[i] - 2.0 * _EPS32 * (f.sy[i] + f.sy.max())
+                  - f.tol(i, slice(None)))
+            cand = np.flatnonzero(lo <= kth[r] * kth[r])
+            out[i] = np.partition(_exact(x[i] - x[cand]), k - 1)[k - 1]
     return out
 
 
