@@ -279,6 +279,10 @@ BENCHES = (
     Bench("metamorphic_followups", "metamorphic_followups.py",
           "follow-ups per second, vectorised vs a per-image loop (issue 7: report, no threshold)",
           "bench/results/metamorphic_followups.log", parse_speedup_table, 1, prints_only=True),
+    Bench("avx2_emulated", "avx2_emulated.py",
+          "issue 22: with the layout fix no convolution gets a PyTorch channels_last tensor on a "
+          "CPU without AVX-512 (emulated by qemu-user; shows the kernels, not the crash)",
+          "bench/results/avx2_emulated.json", parse_json_results, 12),
     Bench("shifts_corruptions", "shifts_corruptions.py",
           "75 corruption sets vectorised vs a per-image loop (report, no threshold)",
           "bench/results/shifts_corruptions.log", parse_speedup_table, 5, prints_only=True),
