@@ -67,8 +67,15 @@ def _clone_spec(source: list[SetInputs], id_set: SetInputs | None = None) -> dic
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Raw files and tables of both paths, for a zoo and a clone control (base `tight`, source
-    `spread`): `tight` split one job per test set, the clone one job per test-set group."""
-    root = tmp_path_factory.mktemp("split")
+    `spread`): `tight` split one job per test set, the clone one job per test-set group.
+    Built once per session, also under pytest-xdist (tests.workflow.runner.shared_run), not once
+    per worker (issue 22 item 4); the tests only read it."""
+    from tests.workflow.runner import shared_run
+
+    return shared_run(tmp_path_factory, "laf-split-jobs", _build_runs)
+
+
+def _build_runs(root):
     zoos = {
         "tight": make_artefacts(root, "tight", np.linspace(0.75, 0.95, 6), 1, SETS),
         "spread": make_artefacts(root, "spread", np.linspace(0.3, 0.95, 6), 2, SETS),
@@ -97,7 +104,6 @@ def runs(tmp_path_factory):
     for run in ("one", "split"):
         write_all(["tight", "clone"], root / run / "raw", root / run / "tables",
                   root / run / "figures")
-    return root
 
 
 @pytest.mark.parametrize("zoo", ["tight", "clone"])

@@ -49,7 +49,16 @@ def make_artefacts(root, zoo, accs, seed, testsets=None):
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    root = tmp_path_factory.mktemp("laf")
+    """(folder, clone accuracy): the study on synthetic tight/spread zoos and their clone
+    control, with every table and figure; built once per session, also under pytest-xdist
+    (tests.workflow.runner.shared_run), not once per worker (issue 22 item 4)."""
+    from tests.workflow.runner import shared_run
+
+    root = shared_run(tmp_path_factory, "laf-study-report", _build_study)
+    return root, float((root / "clone-accuracy.txt").read_text())
+
+
+def _build_study(root):
     params = StudyParams(
         budget_max=60,
         budget_step=20,
@@ -75,7 +84,7 @@ def study(tmp_path_factory):
     run_study("clone", "d", models, tight, params, 0, root / "raw" / "clone", clone=clone)
     zoos = ["tight", "spread", "clone"]
     write_all(zoos, root / "raw", root / "tables", root / "figures")
-    return root, acc
+    (root / "clone-accuracy.txt").write_text(repr(float(acc)))  # repr: the float, exactly
 
 
 def test_pick_clone_nearest_accuracy(study):

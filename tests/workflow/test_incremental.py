@@ -43,14 +43,16 @@ def _config(tmp: Path, name: str, rows: list[dict], testsets: tuple[str, ...] = 
     return path
 
 
-def _planned(workdir: Path, cfg: Path) -> dict[str, int]:
-    """Rule -> number of jobs that `snakemake --dry-run` plans for TARGET."""
-    proc = run_snakemake(workdir, TARGET, "--dry-run", "--quiet", "rules", configfile=cfg)
+def _planned(workdir: Path, cfg: Path, quiet: bool = True) -> dict[str, int] | tuple[dict, str]:
+    """Rule -> number of jobs that `snakemake --dry-run` plans for TARGET (its job-stats table);
+    with ``quiet=False`` also the whole dry-run output (the jobs and their wildcards)."""
+    args = ("--quiet", "rules") if quiet else ()
+    proc = run_snakemake(workdir, TARGET, "--dry-run", *args, configfile=cfg)
     out = proc.stdout + proc.stderr
-    if "Nothing to be done" in out:
-        return {}
     rows = re.findall(r"^(\w+)\s+(\d+)$", out, flags=re.M)
-    return {rule: int(n) for rule, n in rows if rule != "total"}
+    planned = {} if "Nothing to be done" in out else {
+        rule: int(n) for rule, n in rows if rule != "total"}
+    return planned if quiet else (planned, out)
 
 
 def _files(workdir: Path) -> dict[str, tuple[bytes, int]]:
@@ -73,9 +75,9 @@ def test_adding_a_row_runs_only_the_new_model_and_removing_one_runs_no_model(tmp
 
     # add one row: one training job, one inference job (group id), the table
     added = _config(tmp_path, "added", [*BASE_ROWS, NEW_ROW])
-    assert _planned(work, added) == {"zoo_model": 1, "inference_model": 1, "accuracy_table": 1}
-    proc = run_snakemake(work, TARGET, "--dry-run", configfile=added)
-    assert re.findall(r"model=([^,\s]+)", proc.stdout + proc.stderr) == [NEW_MODEL] * 2
+    planned, out = _planned(work, added, quiet=False)  # one dry run: jobs and their wildcards
+    assert planned == {"zoo_model": 1, "inference_model": 1, "accuracy_table": 1}
+    assert re.findall(r"model=([^,\s]+)", out) == [NEW_MODEL] * 2
     run_snakemake(work, TARGET, configfile=added)
     after = _files(work)
     assert {k: v for k, v in after.items() if k in before} == before, "existing files changed"
