@@ -37,6 +37,10 @@ from labelfree.zoo.preprocess import FUSED_KINDS, preprocess, standard_nchw
 
 log = logging.getLogger(__name__)
 
+#: ``dev == _CPU`` is a C-level comparison; ``dev.type`` builds its string through a C++
+#: ostringstream each time (about 1 us, several times per :func:`predict` call).
+_CPU = torch.device("cpu")
+
 #: Feature dtypes :func:`predict` can return, with their numpy equivalents.
 _NUMPY = {torch.float32: np.float32, torch.float16: np.float16}
 
@@ -261,8 +265,8 @@ class _Rows:
     inference_vs_bare.py). On the CPU numpy allocates the output (see :func:`_store`).
     """
 
-    def __init__(self, n: int, device: torch.device) -> None:
-        self.n, self.device, self.filled = n, device, 0
+    def __init__(self, n: int, device: torch.device, cpu: bool) -> None:
+        self.n, self.device, self.cpu, self.filled = n, device, cpu, 0
         self.out: np.ndarray | torch.Tensor | None = None
 
     def write(self, batches: list[torch.Tensor], k: int) -> None:
@@ -272,7 +276,7 @@ class _Rows:
         Python-level ``Tensor.__len__`` per batch."""
         if self.out is None:
             shape = (self.n, *batches[0].shape[1:])
-            self.out = (np.empty(shape, np.float32) if self.device.type == "cpu"
+            self.out = (np.empty(shape, np.float32) if self.cpu
                         else torch.empty(shape, dtype=torch.float32, device=self.device))
         out = torch.from_numpy(self.out) if isinstance(self.out, np.ndarray) else self.out
         if self.filled or k != self.n:
@@ -326,6 +330,7 @@ def predict(
     if ready is None and x.ndim != 4:
         raise InferenceError(f"images must be (N, H, W, C) uint8, got shape {x.shape}")
     dev = resolve_device(device)
+    cpu = dev == _CPU or dev.type == "cpu"
     first = _eval(model)
     if first is not None and first.device != dev:
         model.to(dev)
@@ -336,7 +341,7 @@ def predict(
         return {"logits": empty, **{f: empty.astype(_NUMPY[feature_dtype]) for f in features}}
     buf = xt = src = None
     if ready is not None:
-        _check_ready(ready, first, preprocessing, dev)
+        _check_ready(ready, first, preprocessing, dev, cpu)
         src = ready.tensor
     else:
         channels = _input_channels(first, x)
@@ -344,12 +349,12 @@ def predict(
         if not xt.is_floating_point() and preprocessing in FUSED_KINDS:
             h, w = int(xt.shape[1]), int(xt.shape[2])
             buf = torch.empty((min(batch_size, n), channels, h, w), dtype=torch.float32, device=dev)
-    use_amp = bool(amp) and dev.type == "cuda"
+    use_amp = bool(amp) and not cpu and dev.type == "cuda"
     autocast = (
         torch.autocast(device_type="cuda", dtype=torch.float16) if use_amp else contextlib.nullcontext()
     )
     feats = _Features(model, features, n, feature_dtype) if features else None
-    logits, held, every = _Rows(n, dev), [], 1 if buf is not None else 0
+    logits, held, every = _Rows(n, dev, cpu), [], 1 if buf is not None else 0
     version = src._version if src is not None else 0
     held_from = 0  # first row of the batches in ``held``
     try:
@@ -394,10 +399,11 @@ def predict(
 
 
 def _check_ready(
-    ready: ModelInput, first: torch.Tensor | None, preprocessing: str, dev: torch.device
+    ready: ModelInput, first: torch.Tensor | None, preprocessing: str, dev: torch.device,
+    cpu: bool,
 ) -> None:
     """A :class:`ModelInput` must have been made for this model's preprocessing, channels and
-    device."""
+    device (``cpu``: ``dev`` is the CPU)."""
     if ready.preprocessing != preprocessing:
         raise InferenceError(
             f"input converted with preprocessing {ready.preprocessing!r}, model wants "
@@ -407,7 +413,7 @@ def _check_ready(
         raise InferenceError(
             f"input converted for {ready.channels} channels, model wants {int(first.shape[1])}"
         )
-    if ready.tensor.device.type != dev.type:
+    if (not ready.tensor.is_cpu) if cpu else ready.tensor.device.type != dev.type:
         raise InferenceError(f"input converted on {ready.tensor.device}, inference runs on {dev}")
 
 

@@ -166,3 +166,13 @@ def test_logits_written_in_runs_of_batches_keep_their_rows(monkeypatch, flush_ba
         ref = torch.cat([model(t.tensor[s : s + 8]) for s in range(0, len(x), 8)]).numpy()
     monkeypatch.setattr(inference, "_FLUSH_BYTES", flush_batches * 8 * 5 * 4)
     np.testing.assert_array_equal(predict(model, t, "scale01", 8, "cpu")["logits"], ref)
+
+
+def test_a_ready_input_on_another_device_is_refused():
+    # predict checks the CPU case by Tensor.is_cpu (no device-type strings); a tensor on the
+    # meta device stands in for a GPU one on a machine without a GPU
+    model = build_model("mlp", (9, 9, 1), 5, 4, 1).eval()
+    ready = prepare(images(1), "scale01", 1, "cpu")
+    moved = inference.ModelInput(ready.tensor.to("meta"), "scale01", 1)
+    with pytest.raises(InferenceError, match="input converted on meta, inference runs on cpu"):
+        predict(model, moved, "scale01", 8, "cpu")
