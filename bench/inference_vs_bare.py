@@ -394,12 +394,14 @@ def why(r: dict[str, Any]) -> list[str]:
     ms, ratio, out = r["ms"], r["ratio"], []
     b = ms["bare"]
     if ratio["ready"] < TARGET:
-        rest = ms["ready"] - b
+        # from the paired ratio (the medians of the two times may even cross on a busy machine)
+        rest = b / ratio["ready"] - b
         text = f"{r['case']}, ready {ratio['ready']:.2f}: bare {b:.3f} ms; our machinery adds "
         if "walk" in ms and "gather" in ms:  # records before the breakdown lack them
             other = rest - ms["walk"] - ms["gather"]
             text += (
-                f"{rest:.3f} ms per call ({rest / b:.0%} of bare), of which, timed alone, the "
+                f"{rest:.3f} ms per call (bare / ratio - bare: {rest / b:.0%} of bare), of "
+                "which, timed alone, the "
                 f"eval-mode walk over the modules {ms['walk']:.3f} ms and gathering the logits "
                 f"into one host array {ms['gather']:.3f} ms (work a bare loop leaves to its "
                 f"caller); the other {other:.3f} ms: argument and input checks, contexts, the "

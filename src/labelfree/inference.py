@@ -41,6 +41,9 @@ log = logging.getLogger(__name__)
 #: ostringstream each time (about 1 us, several times per :func:`predict` call).
 _CPU = torch.device("cpu")
 
+#: The context :func:`predict` enters instead of autocast (a nullcontext is reusable).
+_NO_AUTOCAST = contextlib.nullcontext()
+
 #: Feature dtypes :func:`predict` can return, with their numpy equivalents.
 _NUMPY = {torch.float32: np.float32, torch.float16: np.float16}
 
@@ -351,7 +354,7 @@ def predict(
             buf = torch.empty((min(batch_size, n), channels, h, w), dtype=torch.float32, device=dev)
     use_amp = bool(amp) and not cpu and dev.type == "cuda"
     autocast = (
-        torch.autocast(device_type="cuda", dtype=torch.float16) if use_amp else contextlib.nullcontext()
+        torch.autocast(device_type="cuda", dtype=torch.float16) if use_amp else _NO_AUTOCAST
     )
     feats = _Features(model, features, n, feature_dtype) if features else None
     logits, held, every = _Rows(n, dev, cpu), [], 1 if buf is not None else 0
