@@ -37,6 +37,13 @@ from labelfree.zoo.preprocess import FUSED_KINDS, preprocess, standard_nchw
 
 log = logging.getLogger(__name__)
 
+#: ``dev == _CPU`` is a C-level comparison; ``dev.type`` builds its string through a C++
+#: ostringstream each time (about 1 us, several times per :func:`predict` call).
+_CPU = torch.device("cpu")
+
+#: The context :func:`predict` enters instead of autocast (a nullcontext is reusable).
+_NO_AUTOCAST = contextlib.nullcontext()
+
 #: Feature dtypes :func:`predict` can return, with their numpy equivalents.
 _NUMPY = {torch.float32: np.float32, torch.float16: np.float16}
 
@@ -130,22 +137,33 @@ def _eval(model: nn.Module) -> torch.Tensor | None:
     """Put ``model`` in eval mode (skipped when no module is in training mode: ``eval()``
     costs tens of us) and return its first parameter, as ``next(model.parameters())`` would.
 
-    One walk over the modules in the order of ``model.modules()`` (pre-order), without the
-    generators of ``modules()`` and ``parameters()``, which cost as much as a tiny model's
-    forward pass on a few batches (bench/inference_vs_bare.py).
+    The training flags are read in one breadth-first pass over a list that grows as it is
+    read, and the first parameter is found by a pre-order descent that stops at it: about a
+    third of the cost of one pre-order walk doing both, and far below the generators of
+    ``modules()`` and ``parameters()``, which cost as much as a tiny model's forward pass on a
+    few batches (bench/inference_vs_bare.py).
     """
-    first, training, stack = None, False, [model]
-    while stack:
-        m = stack.pop()
+    mods, training = [model], False
+    for m in mods:  # every module, breadth first (order does not matter for the flags)
         if m is None:  # a submodule slot registered as None
             continue
-        training = training or m.training
-        if first is None:
-            first = next((p for p in m._parameters.values() if p is not None), None)
-        stack.extend(reversed(m._modules.values()))
+        if m.training:
+            training = True
+        mods.extend(m._modules.values())
     if training:
         model.eval()
-    return first
+    return _first_parameter(model)
+
+
+def _first_parameter(m: nn.Module) -> torch.Tensor | None:
+    """``next(m.parameters(), None)``: the first parameter in pre-order (``modules()``'s)."""
+    for p in m._parameters.values():
+        if p is not None:
+            return p
+    for c in m._modules.values():
+        if c is not None and (p := _first_parameter(c)) is not None:
+            return p
+    return None
 
 
 #: Local architectures apply no in-place operation to a feature point's tensor after its layer
@@ -250,18 +268,20 @@ class _Rows:
     inference_vs_bare.py). On the CPU numpy allocates the output (see :func:`_store`).
     """
 
-    def __init__(self, n: int, device: torch.device) -> None:
-        self.n, self.device, self.filled = n, device, 0
+    def __init__(self, n: int, device: torch.device, cpu: bool) -> None:
+        self.n, self.device, self.cpu, self.filled = n, device, cpu, 0
         self.out: np.ndarray | torch.Tensor | None = None
 
-    def write(self, batches: list[torch.Tensor]) -> None:
-        """Copy ``batches`` (the next rows, in order) into the output and clear the list."""
+    def write(self, batches: list[torch.Tensor], k: int) -> None:
+        """Copy ``batches`` (the next ``k`` rows, in order) into the output and clear the list.
+
+        ``k`` comes from the caller's batch bounds: summing ``len`` of the batches costs a
+        Python-level ``Tensor.__len__`` per batch."""
         if self.out is None:
             shape = (self.n, *batches[0].shape[1:])
-            self.out = (np.empty(shape, np.float32) if self.device.type == "cpu"
+            self.out = (np.empty(shape, np.float32) if self.cpu
                         else torch.empty(shape, dtype=torch.float32, device=self.device))
         out = torch.from_numpy(self.out) if isinstance(self.out, np.ndarray) else self.out
-        k = sum(len(t) for t in batches) if len(batches) > 1 else len(batches[0])
         if self.filled or k != self.n:
             out = out[self.filled : self.filled + k]
         torch.cat(batches, out=out)  # casts to float32 (autocast's float16 on a GPU)
@@ -301,9 +321,10 @@ def predict(
     architectures inside the hook), so the allocator reuses the model's activations and
     nothing is concatenated at the end. Without features no hook is registered.
     """
-    unknown = [f for f in features if f not in FEATURES]
-    if unknown:
-        raise InferenceError(f"unknown feature(s) {unknown}; known: {FEATURES}")
+    if features:
+        unknown = [f for f in features if f not in FEATURES]
+        if unknown:
+            raise InferenceError(f"unknown feature(s) {unknown}; known: {FEATURES}")
     if batch_size < 1:
         raise InferenceError(f"batch_size={batch_size} must be >= 1")
     if feature_dtype not in _NUMPY:
@@ -312,35 +333,39 @@ def predict(
     if ready is None and x.ndim != 4:
         raise InferenceError(f"images must be (N, H, W, C) uint8, got shape {x.shape}")
     dev = resolve_device(device)
+    cpu = dev == _CPU or dev.type == "cpu"
     first = _eval(model)
     if first is not None and first.device != dev:
         model.to(dev)
-    n = len(x)
+    # the ready tensor's shape, not len(ready): Tensor.__len__ is a Python-level call
+    n = ready.tensor.shape[0] if ready is not None else len(x)
     if not n:
         empty = np.zeros((0, 0), np.float32)
         return {"logits": empty, **{f: empty.astype(_NUMPY[feature_dtype]) for f in features}}
-    buf = xt = None
+    buf = xt = src = None
     if ready is not None:
-        _check_ready(ready, first, preprocessing, dev)
+        _check_ready(ready, first, preprocessing, dev, cpu)
+        src = ready.tensor
     else:
         channels = _input_channels(first, x)
         xt = x if isinstance(x, torch.Tensor) else torch.from_numpy(np.ascontiguousarray(x))
         if not xt.is_floating_point() and preprocessing in FUSED_KINDS:
             h, w = int(xt.shape[1]), int(xt.shape[2])
             buf = torch.empty((min(batch_size, n), channels, h, w), dtype=torch.float32, device=dev)
-    use_amp = bool(amp) and dev.type == "cuda"
+    use_amp = bool(amp) and not cpu and dev.type == "cuda"
     autocast = (
-        torch.autocast(device_type="cuda", dtype=torch.float16) if use_amp else contextlib.nullcontext()
+        torch.autocast(device_type="cuda", dtype=torch.float16) if use_amp else _NO_AUTOCAST
     )
     feats = _Features(model, features, n, feature_dtype) if features else None
-    logits, held, every = _Rows(n, dev), [], 1 if buf is not None else 0
-    version = ready.tensor._version if ready is not None else 0
+    logits, held, every = _Rows(n, dev, cpu), [], 1 if buf is not None else 0
+    version = src._version if src is not None else 0
+    held_from = 0  # first row of the batches in ``held``
     try:
         with torch.inference_mode(), autocast:
             for b0 in range(0, n, batch_size):
-                b1 = min(b0 + batch_size, n)
-                if ready is not None:
-                    xb = ready.tensor[b0:b1]
+                b1 = b0 + batch_size if b0 + batch_size < n else n
+                if src is not None:
+                    xb = src[b0:b1]
                 else:
                     xb = preprocess(
                         xt[b0:b1], preprocessing, channels=channels, device=dev,
@@ -354,17 +379,18 @@ def predict(
                     # they may be views of the reused input buffer)
                     every = max(1, _FLUSH_BYTES // max(1, y.numel() * 4))
                 if len(held) >= every:
-                    logits.write(held)
+                    logits.write(held, b1 - held_from)
+                    held_from = b1
                 if feats is not None:
                     feats.flush()
                 if progress is not None:
                     progress.update(b1 - b0)
             if held:
-                logits.write(held)
+                logits.write(held, n - held_from)
     finally:
         if feats is not None:
             feats.remove()
-    if ready is not None and ready.tensor._version != version:
+    if src is not None and src._version != version:
         raise InferenceError(
             f"{type(model).__name__} changed its input in place; a converted test set is "
             "shared by the models of a group, so it must stay unchanged"
@@ -376,10 +402,11 @@ def predict(
 
 
 def _check_ready(
-    ready: ModelInput, first: torch.Tensor | None, preprocessing: str, dev: torch.device
+    ready: ModelInput, first: torch.Tensor | None, preprocessing: str, dev: torch.device,
+    cpu: bool,
 ) -> None:
     """A :class:`ModelInput` must have been made for this model's preprocessing, channels and
-    device."""
+    device (``cpu``: ``dev`` is the CPU)."""
     if ready.preprocessing != preprocessing:
         raise InferenceError(
             f"input converted with preprocessing {ready.preprocessing!r}, model wants "
@@ -389,7 +416,7 @@ def _check_ready(
         raise InferenceError(
             f"input converted for {ready.channels} channels, model wants {int(first.shape[1])}"
         )
-    if ready.tensor.device.type != dev.type:
+    if (not ready.tensor.is_cpu) if cpu else ready.tensor.device.type != dev.type:
         raise InferenceError(f"input converted on {ready.tensor.device}, inference runs on {dev}")
 
 

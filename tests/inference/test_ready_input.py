@@ -112,3 +112,67 @@ def test_infer_group_writes_the_logits_of_predict_on_the_uint8_set(
     for out, ref in zip(outs, refs, strict=True):
         for t in ("a", "b"):
             np.testing.assert_array_equal(read_logits(out, t), ref[t])
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_first_parameter_is_the_first_of_parameters(arch):
+    # _eval's pre-order descent must find what next(model.parameters()) gives (the channel
+    # check and model_channels read it)
+    model = build_model(arch, (9, 9, 3), 5, 4, 2)
+    assert inference._eval(model) is next(model.parameters())
+    assert inference._first_parameter(nn.ReLU()) is None
+
+
+def test_the_first_parameter_in_pre_order_decides_the_channels():
+    # breadth first, the head's 2-d weight would come first (one level up) and the check of a
+    # convolution's input channels would be skipped; pre-order finds the convolution
+    torch.manual_seed(0)
+    model = nn.Sequential(
+        nn.Sequential(nn.Sequential(nn.Conv2d(3, 2, 3)), nn.Flatten()), nn.Linear(98, 4)
+    )
+    assert inference._first_parameter(model) is model[0][0][0].weight
+    with pytest.raises(InferenceError, match="1 channels, model wants 3"):
+        predict(model, prepare(images(1), "scale01", 1, "cpu"), "scale01", 8, "cpu")
+    got = predict(model, prepare(images(1), "scale01", 3, "cpu"), "scale01", 8, "cpu")
+    np.testing.assert_array_equal(
+        got["logits"], predict(model, images(1), "scale01", 8, "cpu")["logits"]
+    )
+
+
+def test_a_submodule_left_in_training_mode_is_put_in_eval_mode():
+    # the flags are read breadth first: a deep BatchNorm in training mode must be found, or it
+    # would normalise with the batch's statistics and update its running ones
+    torch.manual_seed(0)
+    model = build_model("resnet", (9, 9, 1), 5, 4, 1).eval()
+    ref = predict(model, prepare(images(1), "scale01", 1, "cpu"), "scale01", 16, "cpu")
+    deep = [m for m in model.modules() if isinstance(m, nn.BatchNorm2d)][-1]
+    deep.train()
+    stats = deep.running_mean.clone()
+    got = predict(model, prepare(images(1), "scale01", 1, "cpu"), "scale01", 16, "cpu")
+    assert not any(m.training for m in model.modules())
+    torch.testing.assert_close(deep.running_mean, stats, rtol=0, atol=0)
+    np.testing.assert_array_equal(got["logits"], ref["logits"])
+
+
+@pytest.mark.parametrize("flush_batches", [1, 2, 100])
+def test_logits_written_in_runs_of_batches_keep_their_rows(monkeypatch, flush_batches):
+    # predict copies the held batch logits into its output every _FLUSH_BYTES; the rows of each
+    # run come from the batch bounds: 45 inputs in batches of 8 = 5 x 8 + 5 (a short last run)
+    x = images(1)
+    torch.manual_seed(0)
+    model = build_model("mlp", (9, 9, 1), 5, 4, 1).eval()
+    t = prepare(x, "scale01", 1, "cpu")
+    with torch.inference_mode():
+        ref = torch.cat([model(t.tensor[s : s + 8]) for s in range(0, len(x), 8)]).numpy()
+    monkeypatch.setattr(inference, "_FLUSH_BYTES", flush_batches * 8 * 5 * 4)
+    np.testing.assert_array_equal(predict(model, t, "scale01", 8, "cpu")["logits"], ref)
+
+
+def test_a_ready_input_on_another_device_is_refused():
+    # predict checks the CPU case by Tensor.is_cpu (no device-type strings); a tensor on the
+    # meta device stands in for a GPU one on a machine without a GPU
+    model = build_model("mlp", (9, 9, 1), 5, 4, 1).eval()
+    ready = prepare(images(1), "scale01", 1, "cpu")
+    moved = inference.ModelInput(ready.tensor.to("meta"), "scale01", 1)
+    with pytest.raises(InferenceError, match="input converted on meta, inference runs on cpu"):
+        predict(model, moved, "scale01", 8, "cpu")
