@@ -160,8 +160,9 @@ def render(zoo: str, table: pd.DataFrame, plan: np.ndarray, plan_set: str, top_m
     first = table["testset"].iloc[0]
     main = table[table["testset"] == first].sort_values("laf_rank")
     lines = [f"# Answer for zoo `{zoo}`", ""]
-    lines.append(f"Models ranked without labels by LaF on test set `{first}` "
-                 f"({int(main['inputs'].iloc[0])} inputs); estimated accuracy without labels "
+    lead = (f"Models ranked without labels by LaF on test set `{first}`" if len(main) > 1 else
+            f"One model, so nothing to rank; test set `{first}`")
+    lines.append(f"{lead} ({int(main['inputs'].iloc[0])} inputs); estimated accuracy without labels "
                  f"({main['estimator'].iloc[0]}) with a 95 % bootstrap interval over inputs; true "
                  "accuracy where the test set has labels.")
     lines += ["", "| rank | model | LaF score | estimated accuracy % [95 % interval] | "

@@ -81,6 +81,17 @@ def test_render_lists_models_in_rank_order_and_the_plan():
     assert "`shift`" in md and "label these 10 inputs" in md
 
 
+def test_answer_of_one_model_says_there_is_nothing_to_rank():
+    lg, y = synthetic_zoo([0.8])
+    table, plan, first, top = build("z", ["m0"], {"id": lg}, {"id": y}, "id", 10, 0)
+    md = render("z", table, plan, first, top)
+    assert "One model, so nothing to rank; test set `id`" in md
+    assert "ranked without labels by LaF" not in md
+    two = render("z", *build("z", ["m0", "m1"], {"id": np.concatenate([lg, lg])},
+                             {"id": y}, "id", 10, 0))
+    assert "Models ranked without labels by LaF on test set `id`" in two
+
+
 def test_scorecard_summary_names_the_best_methods_per_kind_or_why_none():
     """Issue 18 item 4: the answer summarises the zoo's which-method-when table (the rows of
     labelfree.scorecard.report.best_per_kind, values written here by hand); MAE in points."""
