@@ -127,15 +127,18 @@ def fixed_zoo_skips(
 
 
 def labelled_zoos(
-    zoos: list[str], labelled: Mapping[str, list[str]], n_models: Mapping[str, int], study: str
+    zoos: list[str], labelled: Mapping[str, list[str]], n_models: Mapping[str, int], study: str,
+    min_models: int = 2,
 ) -> tuple[list[str], dict[str, str]]:
-    """(zoos laf or the scorecard can score, zoo -> reason for the others): they rank two or
-    more models and score against labels. ``labelled``: zoo -> its labelled test sets."""
+    """(zoos a study can score, zoo -> reason for the others): it scores against labels and
+    needs ``min_models`` models (laf ranks two or more; the scorecard scores one model on
+    estimation). ``labelled``: zoo -> its labelled test sets."""
     keep, skip = [], {}
     for z in zoos:
-        if n_models.get(z, 0) < 2:
-            skip[z] = (f"zoo {z!r} has {n_models.get(z, 0)} model(s); {study} compares rankings "
-                       "of two or more")
+        n = n_models.get(z, 0)
+        if n < min_models:
+            skip[z] = (f"zoo {z!r} has {n} model(s); {study} compares rankings of two or more"
+                       if min_models > 1 else f"zoo {z!r} has no model")
         elif not labelled.get(z):
             skip[z] = (f"zoo {z!r} has no labelled test set; {study} scores methods against "
                        "labels (the answer still ranks and estimates without them)")
@@ -189,16 +192,7 @@ def scorecard_zoos(
     (labelfree.scorecard.core.unscored).
     """
     del source  # kept in the signature: the reason text of a skipped zoo names no source set
-    keep, skip = [], {}
-    for z in zoos:
-        if n_models.get(z, 0) < 1:
-            skip[z] = f"zoo {z!r} has no model"
-        elif not scored.get(z):
-            skip[z] = (f"zoo {z!r} has no labelled test set to score; the scorecard scores "
-                       "methods against labels (the answer still ranks and estimates without them)")
-        else:
-            keep.append(z)
-    return keep, skip
+    return labelled_zoos(zoos, scored, n_models, "the scorecard", min_models=1)
 
 
 def scorecard_coverage(

@@ -132,33 +132,26 @@ def score_zoo(
                 c["source_features"] = features[src]
         return c
 
+    # the methods run per kind, and (one model) those not applicable with their reason
     na: dict[tuple[str, str], str] = {}
-
-    def chosen(kind: str) -> list:
+    to_run: dict[str, list] = {}
+    for kind in ("estimate", "rank", "fewlabel"):
         ms = [m for m in methods(kind) if m.name not in exclude]
         if include is not None and kind in include:
             ms = [m for m in ms if m.name in include[kind]]
-        if M >= 2:
-            return ms
-        out = []
+        to_run[kind] = []
         for m in ms:
-            if kind == "rank":
-                na[(m.name, kind)] = f"{ONE_MODEL} (ranking orders two or more, spec 12.2)"
-            elif kind == "estimate" and m.name in NEEDS_TWO_MODELS:
-                na[(m.name, kind)] = f"{ONE_MODEL} (it reads agreement between models, spec 6-7)"
-            elif kind == "fewlabel" and m.name in SELECTION_ONLY:
-                na[(m.name, kind)] = f"{ONE_MODEL} (it selects a model, spec 9-10)"
+            why = _one_model_reason(kind, m.name) if M < 2 else ""
+            if why:
+                na[(m.name, kind)] = why
             else:
-                out.append(m)
-        return out
+                to_run[kind].append(m)
 
-    for k in ("estimate", "rank", "fewlabel"):
-        chosen(k)  # notes what one model cannot have, also where no set is a pool (source only)
     est_rows, rank_rows, few_rows, fails, times = [], [], [], [], []
     for s in progress(sets, desc="scorecard", unit="set"):
         ctx = ctx_for(s)
         est_cache: dict[str, np.ndarray] = {}
-        for m in chosen("estimate"):
+        for m in to_run["estimate"]:
             if missing(m, ctx):
                 continue
             try:
@@ -174,7 +167,7 @@ def score_zoo(
             if not np.all(np.isfinite(e)) and (not fails or fails[-1]["method"] != m.name
                                                 or fails[-1]["set"] != s):
                 fails.append(dict(method=m.name, kind="estimate", set=s, error="non-finite"))
-        for m in chosen("rank"):
+        for m in to_run["rank"]:
             if missing(m, ctx):
                 continue
             if m.name in est_cache:
@@ -197,7 +190,7 @@ def score_zoo(
         bs = [b for b in budgets if b <= N]
         if not bs:
             continue
-        for m in chosen("fewlabel"):
+        for m in to_run["fewlabel"]:
             if missing(m, ctx):
                 continue
             R = (n_runs if isinstance(n_runs, int) else
@@ -239,6 +232,17 @@ def score_zoo(
     )
     card.summary = summarise(card, src)
     return card
+
+
+def _one_model_reason(kind: str, name: str) -> str:
+    """Why method ``name`` of ``kind`` cannot run on a zoo of one model ("" if it can)."""
+    if kind == "rank":
+        return f"{ONE_MODEL} (ranking orders two or more, spec 12.2)"
+    if kind == "estimate" and name in NEEDS_TWO_MODELS:
+        return f"{ONE_MODEL} (it reads agreement between models, spec 6-7)"
+    if kind == "fewlabel" and name in SELECTION_ONLY:
+        return f"{ONE_MODEL} (it selects a model, spec 9-10)"
+    return ""
 
 
 def unscored(reason: str) -> Scorecard:
