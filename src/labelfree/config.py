@@ -8,6 +8,7 @@ schema file. Errors are one line naming the key, the value and what is allowed.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +196,13 @@ if __name__ == "__main__":  # python -m labelfree.config config/schema.yaml > ta
     import sys
 
     print(render_schema_markdown(sys.argv[1] if len(sys.argv) > 1 else "config/schema.yaml"), end="")
+
+
+def default_zoo_missing(study: str, zoo: str, user: Mapping[str, Any]) -> str | None:
+    """A study's zoo that is not configured: a one-line skip reason when ``<study>.zoo`` took its
+    default (``user``: the study's config as the user wrote it), else None (the study's plan
+    raises its error on an explicit name, a typo)."""
+    if "zoo" in user:
+        return None
+    return (f"its zoo {zoo!r} (the default of {study}.zoo) is not configured; set {study}.zoo "
+            f"to a zoo built for it (see config/config.yaml) or {study}.enabled: false")

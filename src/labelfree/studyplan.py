@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from labelfree.config import default_zoo_missing
+
 #: Test-set groups the studies register and need their zoo to list (their rule files register
 #: the names: pace.smk, syp.smk).
 PACE_GROUPS = ("pace_mutated", "pace_generated")
@@ -29,13 +31,7 @@ PACE_FEATURES = ("first", "penultimate")
 SYP_GROUPS = ("id", "syp_ref", "syp_meta", "syp_val")
 
 
-def _zoo_missing(study: str, zoo: str, user: Mapping[str, Any]) -> str | None:
-    """A study zoo that is not configured: a skip when the key took its default, else None
-    (the study's rule file raises its error on the explicit name)."""
-    if "zoo" in user:
-        return None
-    return (f"its zoo {zoo!r} (the default of {study}.zoo) is not configured; set {study}.zoo "
-            f"to a zoo built for it (see config/config.yaml) or {study}.enabled: false")
+_zoo_missing = default_zoo_missing
 
 
 def _pace(cfg: Mapping[str, Any], user: Mapping[str, Any], preds: Collection[str]) -> str | None:
