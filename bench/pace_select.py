@@ -87,7 +87,7 @@ def run_one(method: str, n: int, budget: int) -> dict:
     import hdbscan  # noqa: F401  (imports are not part of the selection time)
     import sklearn.decomposition  # noqa: F401
 
-    from labelfree.pace import select
+    from labelfree.pace.core import select
 
     x = features(n)
     t = time.perf_counter()

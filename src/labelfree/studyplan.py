@@ -23,35 +23,14 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from labelfree.config import default_zoo_missing
+from labelfree.pace.plan import skip_reason as _pace
 
 #: Test-set groups the studies register and need their zoo to list (their rule files register
-#: the names: pace.smk, syp.smk).
-PACE_GROUPS = ("pace_mutated", "pace_generated")
-PACE_FEATURES = ("first", "penultimate")
+#: the names: syp.smk).
 SYP_GROUPS = ("id", "syp_ref", "syp_meta", "syp_val")
 
 
 _zoo_missing = default_zoo_missing
-
-
-def _pace(cfg: Mapping[str, Any], user: Mapping[str, Any], preds: Collection[str]) -> str | None:
-    pace, zoos = cfg["pace"], cfg["zoos"]
-    zoo = pace["zoo"]
-    if zoo not in zoos:
-        return _zoo_missing("pace", zoo, user)
-    if zoo in preds:
-        return (f"zoo {zoo!r} is a prediction zoo: PACE's experiments run its models on mutated "
-                "and adversarial inputs they create, which needs weights (the answer's "
-                "labelling plan runs PACE on any zoo)")
-    have = set(zoos[zoo]["testsets"])
-    need = [*PACE_GROUPS, "pace_pool" if pace["pool_shifts"] else "id"]
-    groups = [g for g in need if g not in have]
-    feats = [f for f in PACE_FEATURES if f not in zoos[zoo]["features"]]
-    if groups or feats:
-        return (f"zoo {zoo!r} lacks what PACE's experiments need: test sets {groups} (inputs PACE "
-                f"builds from the id set) and features {feats}; list them in zoos.{zoo}."
-                "testsets / features to run it")
-    return None
 
 
 def _syp(cfg: Mapping[str, Any], user: Mapping[str, Any], preds: Collection[str]) -> str | None:

@@ -14,7 +14,8 @@ import warnings
 import numpy as np
 import pytest
 
-from labelfree.pace import allocate, art_order
+from labelfree.pace.allocate import allocate
+from labelfree.pace.art import art_order
 from labelfree.pace.fast_hdbscan import core_distances, hdbscan_prims
 from labelfree.pace.process import cluster, minmax
 
@@ -239,7 +240,7 @@ def test_prim_mst_equals_package_edge_for_edge(seed):
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_fast_path_selections_equal_the_package_path(seed):
     # issue 19: the automatic rule on > 60 features picks the same inputs with either backend
-    from labelfree.pace import select
+    from labelfree.pace.core import select
 
     x = _lhl_like(1500, 128, seed).astype(np.float32)
     a = select(x, 60, reduce="auto", min_cluster_size=40)

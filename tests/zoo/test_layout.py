@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from labelfree.inference import predict
-from labelfree.pace.subjects import adversarial
+from labelfree.pace.inputs import adversarial
 from labelfree.zoo import train as train_module
 from labelfree.zoo.arch import ARCHS, build_model
 from labelfree.zoo.batched import BatchedCNNSpec, train_batched_cnn

@@ -4,17 +4,21 @@ subject metadata, timing records."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from labelfree.plots import figure
-from labelfree.store import save_figure, save_table
+from labelfree.store import load_json, read_table, save_figure, save_table
 
 from .metrics import best_counts, improvement, stat_tests
+from .run import errors
 
 MAIN = ["SRS", "CES", "CSS", "PACE"]
+#: Table 12's approaches: the paper's two (CSS-COV, PACE) and CSS for the confidence strata.
+TABLE12 = ("CSS-COV", "CSS", "PACE")
 
 
 def _wide(err: pd.DataFrame, experiment: str) -> pd.DataFrame:
@@ -437,3 +441,59 @@ def write_all(err: pd.DataFrame, meta: pd.DataFrame, timings: pd.DataFrame, out:
                    float_format="%.4f")
     save_table(conclusions(err, meta, timings), out["conclusions"],
                title="PACE spec section 7: the seven small-scale conclusions, measured")
+
+
+def write_report(rows: Sequence[str], timings: Sequence[str], meta: str,
+                 out: Mapping[str, str], zoo: str, dataset: str) -> None:
+    """The report job: the experiments' rows (csv files ``rows``) and timing records (json files
+    ``timings``) and Table 1 (``meta``) to ``out['errors']`` (``run.errors``),
+    ``out['cross_rows']`` (this zoo's part of the cross-dataset table) and every table and
+    figure of :func:`write_all` (the other keys of ``out``; md and pdf files come beside them)."""
+    rows_df = pd.concat([read_table(p) for p in rows], ignore_index=True)
+    timings_df = pd.DataFrame([r for p in timings for r in load_json(p)])
+    meta_df = read_table(meta)
+    err = errors(rows_df)
+    err.to_csv(out["errors"], index=False, float_format="%.6g")
+    cross_rows(err, meta_df, zoo, dataset).to_csv(
+        out["cross_rows"], index=False, float_format="%.6g", lineterminator="\n")
+    write_all(err, meta_df, timings_df, {k: v for k, v in out.items()
+                                         if k not in ("errors", "cross_rows")
+                                         and not k.endswith(("_md", "_pdf"))})
+
+
+def table_css_cov(err: pd.DataFrame, subjects: list[str]) -> pd.DataFrame:
+    """Table 12: MSE (%) per subject, approach (TABLE12) and budget with PACE's ↑Im over each
+    (docs/pace.md, reading R14), then the Avg rows over the subjects. ``err``: ``run.errors`` of
+    the CSS-COV rows and the main experiment's PACE / CSS rows."""
+    keep = (err.experiment == "css_cov") | ((err.experiment == "main") & err.approach.isin(TABLE12))
+    e = err[keep & err.subject.isin(subjects)]
+    w = e.pivot_table(index=["subject", "approach"], columns="budget", values="mse", sort=False)
+    budgets = list(w.columns)
+    rows = []
+    for label, names in [*((s, [s]) for s in subjects), ("Avg", subjects)]:
+        names = [s for s in names if (s, "PACE") in w.index]
+        if not names:
+            continue
+        pace = np.mean([w.loc[(s, "PACE")].to_numpy() for s in names], axis=0)
+        for a in TABLE12:
+            have = [s for s in names if (s, a) in w.index]
+            if not have:
+                continue
+            v = np.mean([w.loc[(s, a)].to_numpy() for s in have], axis=0)
+            rows.append({"subject": label, "approach": a, "subjects": len(have),
+                         **{f"n={b}": x for b, x in zip(budgets, v, strict=True)},
+                         "Im": improvement(v, pace) if a != "PACE" else np.nan})
+    return pd.DataFrame(rows)
+
+
+def write_table12(cov: pd.DataFrame, main: str, subjects: Sequence[str], csv: str,
+                  md: str) -> None:
+    """Table 12 from the CSS-COV rows ``cov`` (``run.css_cov``) and the main experiment's rows
+    (csv file ``main``) of the same ``subjects``."""
+    rows = read_table(main)
+    rows = rows[rows.subject.isin(subjects)]
+    err = errors(pd.concat([rows, cov], ignore_index=True))
+    save_table(table_css_cov(err, list(subjects)), csv, md, float_format="%.3f",
+               title="PACE Table 12: CSS-COV (LSA strata) vs PACE, MSE (%) per budget; "
+                     "Im = PACE's mean relative improvement (docs/pace.md, reading R14); CSS "
+                     "(confidence strata) for reference")

@@ -34,17 +34,11 @@ allocation (0.4, 0.4, 0.2) and weights (0.1, 0.1, 0.8) are CSS's compat option (
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
-
-from labelfree.seeds import rng as seeded_rng
 
 from .baselines import css, css_strata
-from .experiment import StudyParams, Subject, _rows
-from .metrics import improvement
 
 #: SADL's default ``var_threshold`` (``run.py``).
 VAR_THRESHOLD = 1e-5
@@ -121,26 +115,6 @@ def css_cov(
     return css(scores, key, budgets, reps, rng, cuts, alloc, init, step, weights)
 
 
-# ------------------------------------------------------------------------------- study (Table 12)
-
-#: Table 12's approaches: the paper's two (CSS-COV, PACE) and CSS for the confidence strata.
-TABLE12 = ("CSS-COV", "CSS", "PACE")
-
-
-def css_cov_rows(subject: Subject, surprise: np.ndarray, params: StudyParams) -> list[dict]:
-    """CSS-COV rows of one subject in the study's row format (``experiment='css_cov'``), with
-    the schedule and ``css.*`` keys CSS uses and its own seed stream."""
-    t = time.perf_counter()
-    est = css_cov(subject.scores, surprise, list(params.budgets), params.reps,
-                  seeded_rng(params.seed, "pace", subject.name, "CSS-COV"),
-                  tuple(params.css["cuts"]), tuple(params.css["alloc"]),
-                  params.ces["init"], params.ces["step"], params.css["weights"])
-    rows = _rows(subject, "CSS-COV", est, params, None, "LHL", (time.perf_counter() - t) / params.reps)
-    for r in rows:
-        r["experiment"] = "css_cov"
-    return rows
-
-
 def strata_summary(name: str, scores: np.ndarray, surprise: np.ndarray, model: LsaModel,
                    cuts: tuple[float, ...] = (0.8, 0.9)) -> dict:
     """Per-subject diagnostics: columns kept, classes without a KDE, inputs with infinite LSA,
@@ -154,28 +128,3 @@ def strata_summary(name: str, scores: np.ndarray, surprise: np.ndarray, model: L
         out[f"stratum{h}_n"] = int(m.sum())
         out[f"stratum{h}_accuracy"] = float(np.mean(scores[m])) if m.any() else np.nan
     return out
-
-
-def table_css_cov(err: pd.DataFrame, subjects: list[str]) -> pd.DataFrame:
-    """Table 12: MSE (%) per subject, approach (TABLE12) and budget with PACE's ↑Im over each
-    (spec 4.2), then the Avg rows over the subjects. ``err``: ``experiment.errors`` of the
-    CSS-COV rows and the main experiment's PACE / CSS rows."""
-    keep = (err.experiment == "css_cov") | ((err.experiment == "main") & err.approach.isin(TABLE12))
-    e = err[keep & err.subject.isin(subjects)]
-    w = e.pivot_table(index=["subject", "approach"], columns="budget", values="mse", sort=False)
-    budgets = list(w.columns)
-    rows = []
-    for label, names in [*((s, [s]) for s in subjects), ("Avg", subjects)]:
-        names = [s for s in names if (s, "PACE") in w.index]
-        if not names:
-            continue
-        pace = np.mean([w.loc[(s, "PACE")].to_numpy() for s in names], axis=0)
-        for a in TABLE12:
-            have = [s for s in names if (s, a) in w.index]
-            if not have:
-                continue
-            v = np.mean([w.loc[(s, a)].to_numpy() for s in have], axis=0)
-            rows.append({"subject": label, "approach": a, "subjects": len(have),
-                         **{f"n={b}": x for b, x in zip(budgets, v, strict=True)},
-                         "Im": improvement(v, pace) if a != "PACE" else np.nan})
-    return pd.DataFrame(rows)

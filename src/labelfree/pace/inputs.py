@@ -9,11 +9,8 @@ follow spec 5.5 (L-inf FGSM / BIM with torch autograd, 50 % adversarial + 50 % c
 from __future__ import annotations
 
 import logging
-import time
 
 import numpy as np
-
-from .experiment import Subject
 
 log = logging.getLogger(__name__)
 
@@ -236,68 +233,3 @@ class RotationRegressor:
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         return self.net.predict(self.inputs(x))
-
-
-def regression_subjects(x_train: np.ndarray, x_test: np.ndarray, rng: np.random.Generator,
-                        max_angle_deg: float = 30.0, train_copies: int = 5,
-                        hidden: tuple[int, ...] = (64, 32), seed: int = 0,
-                        patch: dict | None = None, light: dict | None = None) -> tuple[list[Subject], dict]:
-    """Rotation-angle subjects: clean rotated test pool (original), patched and brightened
-    rotated pools (mutated). Accuracy = 1 - MSE in radians (spec 2.10)."""
-    lim = np.deg2rad(max_angle_deg)
-    t = time.perf_counter()
-    xt = np.concatenate([x_train] * train_copies)
-    at = rng.uniform(-lim, lim, size=len(xt))
-    reg = RotationRegressor(hidden, seed).fit(rotate_images(xt, at), at)
-    train_s = time.perf_counter() - t
-    a_test = rng.uniform(-lim, lim, size=len(x_test))
-    rot = rotate_images(x_test, a_test)
-    pools = {
-        "rot": ("original", rot),
-        "rot_patch": ("mutated", patch_images(rot, rng, **(patch or {}))),
-        "rot_light": ("mutated", light_images(rot, rng, **(light or {}))),
-    }
-    subjects = []
-    info = {"train_seconds": train_s, "train_images": len(xt)}
-    for name, (itype, xp) in pools.items():
-        pred = reg.predict(xp)
-        scores = 1.0 - (pred - a_test) ** 2
-        fl, *_, lhl = reg.hidden(xp)
-        subjects.append(Subject(
-            name=f"reg@{name}", task="reg", input_type=itype, mutant=False, model="mlp_regressor",
-            testset=name, scores=scores,
-            features={"ORI": RotationRegressor.inputs(xp), "FL": fl, "LHL": lhl},
-        ))
-        info[f"mse_{name}"] = float(np.mean((pred - a_test) ** 2))
-    return subjects, info
-
-
-# ------------------------------------------------------------------------------ from inference
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    z = logits - logits.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def classification_subject(name: str, model: str, testset: str, input_type: str, mutant: bool,
-                           x: np.ndarray, y: np.ndarray, logits: np.ndarray,
-                           feat_first: np.ndarray, feat_penultimate: np.ndarray,
-                           preprocessing: str = "scale01") -> Subject:
-    """Features ORI (model input after its preprocessing, flattened), FL, LHL, CON (softmax)
-    from one inference artefact (spec 2.2); item scores = correct, plus top-5 correct for
-    Table 9 (spec 2.10)."""
-    from labelfree.zoo import preprocess
-
-    from .metrics import item_scores_classification
-
-    ori = preprocess(x, preprocessing).reshape(len(x), -1).numpy()
-    prob = softmax(np.asarray(logits, dtype=np.float64))
-    return Subject(
-        name=name, task="cls", input_type=input_type, mutant=mutant, model=model,
-        testset=testset, scores=(prob.argmax(1) == y).astype(np.float64),
-        features={"ORI": ori, "FL": feat_first, "LHL": feat_penultimate, "CON": prob},
-        confidence=prob.max(axis=1),
-        scores_top5=item_scores_classification(logits, y, top=min(5, logits.shape[1])),
-    )
