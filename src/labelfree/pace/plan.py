@@ -249,15 +249,15 @@ def _subjects(cfg: Mapping[str, Any], zoo: str, pool: str, rows: list[dict[str, 
             raise ConfigError(f"pace.mutated_models lists {bad!r}, not a model of zoo {zoo!r}")
     mutated = cfg["mutated_models"] or [m for m in models if m not in mutants]
 
-    def spec(model: str, testset: str, input_type: str) -> dict[str, Any]:
+    def subject(model: str, testset: str, input_type: str) -> dict[str, Any]:
         return {"name": f"{model}@{testset}", "model": model, "testset": testset,
                 "input_type": input_type, "mutant": model in mutants,
                 "preprocessing": prep[model]}
 
     return [
-        *(spec(m, pool, "original") for m in models),
-        *(spec(m, t, "mutated") for t in groups["pace_mutated"] for m in mutated),
-        *(spec(attack_model, t, "generated") for t in groups["pace_generated"]),
+        *(subject(m, pool, "original") for m in models),
+        *(subject(m, t, "mutated") for t in groups["pace_mutated"] for m in mutated),
+        *(subject(attack_model, t, "generated") for t in groups["pace_generated"]),
     ]
 
 

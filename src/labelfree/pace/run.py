@@ -179,23 +179,23 @@ def regression_subjects(x_train: np.ndarray, x_test: np.ndarray, rng: np.random.
     return subjects, info
 
 
-def build_subjects(specs: Sequence[Mapping[str, Any]], infer: Sequence[str],
+def build_subjects(planned: Sequence[Mapping[str, Any]], infer: Sequence[str],
                    testsets: Sequence[str], train: str, pool: str, regression: Mapping[str, Any],
                    mutation: Mapping[str, Any], seed: int) -> list[Subject]:
-    """Every subject of the study: one classification subject per entry of ``specs``
+    """Every subject of the study: one classification subject per entry of ``planned``
     (``labelfree.pace.plan``; its inference file and test set at the same position of
     ``infer`` and ``testsets``), then the regression subjects when ``regression.enabled``
     (trained on the split ``train``, rotated copies of the pool ``pool``)."""
     subjects = []
-    for spec, path, tset in zip(specs, infer, testsets, strict=True):
+    for p, path, tset in zip(planned, infer, testsets, strict=True):
         ts = read_image_set(tset)
-        t = spec["testset"]  # one member of the inference file of the set's group
+        t = p["testset"]  # one member of the inference file of the set's group
         subjects.append(classification_subject(
-            spec["name"], spec["model"], t, spec["input_type"], spec["mutant"],
+            p["name"], p["model"], t, p["input_type"], p["mutant"],
             ts.x, ts.y, read_logits(path, t), read_features(path, "first", t),
-            read_features(path, "penultimate", t), spec["preprocessing"],
+            read_features(path, "penultimate", t), p["preprocessing"],
         ))
-        log.info("%s: N=%d accuracy %.4f", spec["name"], subjects[-1].n, subjects[-1].truth)
+        log.info("%s: N=%d accuracy %.4f", p["name"], subjects[-1].n, subjects[-1].truth)
     if regression["enabled"]:
         m = mutation
         subs, info = regression_subjects(
@@ -534,7 +534,8 @@ def run_subject(kind: str, subject: Subject, params: StudyParams) -> Result:
 
 def run_experiment(kind: str, subjects: list[Subject], params: StudyParams) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run ``kind`` on every subject; returns (rows, timings) data frames."""
-    # warm imports: their cost is not selection time (Table 8)
+    # deferred: imported here, before any timer starts, so that their import time (seconds) is
+    # not counted as selection time in Table 8; process.py defers them (see there)
     import hdbscan  # noqa: F401
     import sklearn.decomposition  # noqa: F401
 
