@@ -10,7 +10,6 @@
 
 from labelfree.pace import plan as pace_plan
 
-
 try:
     PACE = pace_plan.plan(config, study_enabled("pace"), ZOO_SHEETS, TESTSET_GROUPS)
 except ConfigError as _err:
@@ -96,12 +95,9 @@ if PACE.enabled:
     rule pace_subjects:
         input:
             infer=[
-                infer_path(PACE.zoo, s["testset"], s["model"])
-                for s in PACE.subjects
+                infer_path(PACE.zoo, s["testset"], s["model"]) for s in PACE.subjects
             ],
-            testsets=[
-                testset_path(PACE.dataset, s["testset"]) for s in PACE.subjects
-            ],
+            testsets=[testset_path(PACE.dataset, s["testset"]) for s in PACE.subjects],
             train=dataset_split(PACE.dataset, PACE.train_split),
             pool=testset_path(PACE.dataset, PACE.pool),
         output:
