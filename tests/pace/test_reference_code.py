@@ -251,11 +251,11 @@ def test_fast_path_selections_equal_the_package_path(seed):
 
 
 def test_cluster_uses_the_fast_path_above_60_features(monkeypatch):
-    import labelfree.pace.fast_hdbscan as fh
+    import labelfree.pace.process as proc
 
     calls = []
-    real = fh.hdbscan_prims
-    monkeypatch.setattr(fh, "hdbscan_prims", lambda *a: calls.append(1) or real(*a))
+    real = proc.hdbscan_prims
+    monkeypatch.setattr(proc, "hdbscan_prims", lambda *a: calls.append(1) or real(*a))
     x = _cases()[0][1]
     a = cluster(x, 30, 4)
     b = cluster(x, 30, 4, backend="hdbscan")
