@@ -101,3 +101,9 @@ def test_the_plan_imports_no_numpy():
     code = "import sys, labelfree.pace.plan; print('numpy' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_every_planned_experiment_has_its_runner():
+    from labelfree.pace.run import KINDS
+
+    assert tuple(KINDS) == pace_plan.EXPERIMENTS
