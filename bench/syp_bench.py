@@ -21,10 +21,11 @@ import scipy.stats
 import torch
 from scipy import ndimage
 
-from labelfree.syp import experiment as ex
-from labelfree.syp.indicators import entropy, image_indicators, softmax
+from labelfree.numerics import entropy, softmax
+from labelfree.syp import plan as ex
+from labelfree.syp.indicators import image_indicators
 from labelfree.syp.oracle import train_oracle
-from labelfree.syp.pipeline import variant_from_config
+from labelfree.syp.run import variant_from_config
 
 
 def loop_indicators(probs: np.ndarray, x: np.ndarray) -> np.ndarray:

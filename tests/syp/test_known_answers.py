@@ -10,13 +10,15 @@ import pandas as pd
 import pytest
 import torch
 
+from labelfree.numerics import entropy
 from labelfree.syp import baselines as bl
-from labelfree.syp import experiment as ex
 from labelfree.syp import indicators as ind
 from labelfree.syp import oracle as orc
+from labelfree.syp import report as rep
 from labelfree.syp.aggregate import rmse, select_tau, set_accuracy
 from labelfree.syp.normalise import fit_normaliser
-from labelfree.syp.pipeline import IndicatorTable
+from labelfree.syp.plan import COLUMNS, fig10_variants
+from labelfree.syp.run import IndicatorTable
 
 LN2, LN3, LN4 = math.log(2), math.log(3), math.log(4)
 
@@ -38,7 +40,7 @@ Y5 = np.array([0, 1, 0, 0, 1])
 
 def test_entropy_hand_values():
     """Spec 2.2 / check 1: natural-log entropy of the five rows above."""
-    np.testing.assert_allclose(ind.entropy(P5), H5, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(entropy(P5), H5, rtol=0, atol=1e-15)
 
 
 def test_atc_threshold_hand_case():
@@ -48,7 +50,7 @@ def test_atc_threshold_hand_case():
     thr = ind.atc_threshold(P5, Y5)
     assert thr.accuracy == 0.6 and thr.n == 5
     assert thr.t == pytest.approx(LN3, abs=1e-15)
-    assert np.mean(ind.entropy(P5) < thr.t) == 0.6
+    assert np.mean(entropy(P5) < thr.t) == 0.6
     # the reference code's ATC column (spec 2.2): ResNet form t - H, RepVGG form H / t
     np.testing.assert_allclose(ind.atc_indicator(H5, thr.t, "difference"), LN3 - H5, atol=1e-15)
     np.testing.assert_allclose(ind.atc_indicator(H5, thr.t, "ratio"), H5 / LN3, atol=1e-15)
@@ -70,12 +72,12 @@ def test_atc_threshold_index_spec_example(k):
     p = _probs_with_entropy_rank(n)
     y = np.ones(n, dtype=np.int64)  # argmax is class 0 everywhere: all wrong ...
     y[np.random.default_rng(0).choice(n, k, replace=False)] = 0  # ... except k rows
-    h = np.sort(ind.entropy(p))
+    h = np.sort(entropy(p))
     thr = ind.atc_threshold(p, y)
     assert thr.t == h[k]
-    assert np.sum(ind.entropy(p) < thr.t) == k  # fraction below t equals a exactly
+    assert np.sum(entropy(p) < thr.t) == k  # fraction below t equals a exactly
     # the kit's ATC baseline uses the same quantile on s = -H (spec 3)
-    assert bl.atc_kit_threshold(p, y) == np.sort(-ind.entropy(p))[k]
+    assert bl.atc_kit_threshold(p, y) == np.sort(-entropy(p))[k]
 
 
 def test_baseline_scores_hand_case():
@@ -186,7 +188,7 @@ def _results_with_group_errors(model, method, errs, q=None):
     )
     one = [{n: np.full(1, 0.9) for n in names}]
     q = q or {v: one for v in ("ora_a", "ora_b", "ora_a_adj", "ora_b_adj")}
-    return [ex.ModelResults(model, table, {method: np.array(pred)}, q)], groups
+    return [rep.ModelResults(model, table, {method: np.array(pred)}, q)], groups
 
 
 @pytest.mark.parametrize(("key", "groups"), list(KIT_GROUPS.items()))
@@ -198,7 +200,7 @@ def test_table1_overall_rmse_recomputes_the_kit(key, groups):
     *grp, overall = groups
     results, g = _results_with_group_errors(model, method, grp)
     agg = {"mode": "threshold", "tau": "fixed", "tau_grid": [0.5], "fixed_tau": 0.5}
-    t1 = ex.table1(results, agg, g)
+    t1 = rep.table1(results, agg, g)
     row = t1[t1["method"] == method].iloc[0]
     for col, v in zip(("rmse_clean", "rmse_corrupted", "rmse_natural"), grp, strict=True):
         assert row[col] == pytest.approx(v, abs=1e-9)
@@ -208,14 +210,14 @@ def test_table1_overall_rmse_recomputes_the_kit(key, groups):
 def test_paper_table1_gaps_match_the_abstract():
     """Spec 5: the abstract's "RMSE lower by 1.83-3.97 (ResNet-56) and 2.32-9.74 (RepVGG-A0)"
     are ORA-A's gaps to FD and to Rotation in Table 1 as stored in experiment.PAPER_TABLE1."""
-    t = ex.PAPER_TABLE1
+    t = rep.PAPER_TABLE1
     for i, (lo, hi) in enumerate(((1.83, 3.97), (2.32, 9.74))):
         ora = t["SYP (ORA-A)"][i]
         assert round(t["FD"][i] - ora, 2) == lo
         assert round(t["Rotation"][i] - ora, 2) == hi
     # and Table 3's last row, Table 4's r = 8 and Table 5's first row are Table 1's ORA-A
-    assert ex.PAPER_TABLE3["all six"] == ex.PAPER_TABLE4[8] == t["SYP (ORA-A)"]
-    assert ex.PAPER_TABLE5["with normalisation"] == t["SYP (ORA-A)"]
+    assert rep.PAPER_TABLE3["all six"] == rep.PAPER_TABLE4[8] == t["SYP (ORA-A)"]
+    assert rep.PAPER_TABLE5["with normalisation"] == t["SYP (ORA-A)"]
 
 
 def test_ensemble_row_averages_the_two_loss_adjusted_oracles():
@@ -234,15 +236,15 @@ def test_ensemble_row_averages_the_two_loss_adjusted_oracles():
         x=np.zeros((1, 6)), correct=np.zeros(1), set_id=np.arange(1), sets=names,
         kinds=["val"], acc=np.array([50.0]), scores={},
     )
-    res = [ex.ModelResults("m", table, {}, q)]
+    res = [rep.ModelResults("m", table, {}, q)]
     agg = {"mode": "threshold", "tau": "fixed", "tau_grid": [0.5], "fixed_tau": 0.5}
-    t2 = ex.table2(res, agg)
+    t2 = rep.table2(res, agg)
     assert t2.set_index("configuration").loc["+ ORA-B ensemble", "rmse_val"] == 0.0
     assert t2.set_index("configuration").loc["+ Loss adjustment", "rmse_val"] == 0.0
-    pred = ex.prediction_rows(res, agg, {"v0": "clean"})
+    pred = rep.prediction_rows(res, agg, {"v0": "clean"})
     ens = pred[pred["method"] == "SYP (ORA-A+B ensemble)"]["pred_acc"].item()
     assert ens == 50.0
-    assert ex.ENSEMBLE_MEMBERS == ("ora_a_adj", "ora_b_adj")
+    assert rep.ENSEMBLE_MEMBERS == ("ora_a_adj", "ora_b_adj")
 
 
 def test_fig10_variants_and_table():
@@ -252,7 +254,7 @@ def test_fig10_variants_and_table():
         "oracle": {"passes": 30, "lr": None, "expand": 8},
         "tables": {"fig10_passes": [5, 30, 50], "fig10_lr": [0.05, 0.1]},
     }
-    v = ex.fig10_variants(cfg)
+    v = fig10_variants(cfg)
     assert v == {"it5": ("passes", 5.0), "ora_a": ("passes", 30.0), "it50": ("passes", 50.0),
                  "lr0p05": ("lr", 0.05)}
     names = ["v0", "v1"]
@@ -264,9 +266,9 @@ def test_fig10_variants_and_table():
     # it50 (50, 100) %, lr0p05 (50, 50) % against the truth (50, 100) %
     mk = {"it5": (0.0, 0.0), "ora_a": (0.6, 0.9), "it50": (0.9, 0.9), "lr0p05": (0.6, 0.0)}
     q = {k: [{"v0": np.array([a, 0.1]), "v1": np.array([b, 0.9])}] for k, (a, b) in mk.items()}
-    res = [ex.ModelResults("m", table, {}, q)]
+    res = [rep.ModelResults("m", table, {}, q)]
     agg = {"mode": "threshold", "tau": "fixed", "tau_grid": [0.5], "fixed_tau": 0.5}
-    f10 = ex.fig10_table(res, agg, cfg, n_meta=1000)
+    f10 = rep.fig10_table(res, agg, cfg, n_meta=1000)
     it = f10[f10["parameter"] == "iterations"].set_index("value")
     assert list(it["iterations"]) == [5000, 30000, 50000]
     assert it.loc[30.0, "rmse"] == 0.0 and bool(it.loc[30.0, "is_default"])
@@ -295,14 +297,14 @@ def test_checks_table_hand_case():
     allc = {n: np.full(4, 0.9) for n in names}
     q = {k: [exact, exact] for k in ("ora_a", "ind_h", "ind_ha", "ind_hafd")}
     q["no_norm"] = [allc, allc]
-    res = [ex.ModelResults("m", table, {"ConfScore": acc + 10}, q)]
+    res = [rep.ModelResults("m", table, {"ConfScore": acc + 10}, q)]
     cfg = {
         "oracle": {"expand": 8},
-        "tables": {"indicator_ablation": [["H"], ["H", "A"], ["H", "A", "FD"], list(ind.COLUMNS)],
+        "tables": {"indicator_ablation": [["H"], ["H", "A"], ["H", "A", "FD"], list(COLUMNS)],
                    "expand_grid": [8]},
     }
     agg = {"mode": "threshold", "tau": "fixed", "tau_grid": [0.5], "fixed_tau": 0.5}
-    ck = ex.checks_table(res, agg, cfg, {"v0": "corrupted", "v1": "natural"}).set_index("check")
+    ck = rep.checks_table(res, agg, cfg, {"v0": "corrupted", "v1": "natural"}).set_index("check")
     assert list(ck.columns) == ["model", "value", "threshold", "holds", "required", "source"]
     row = ck.loc["SYP (ORA-A) RMSE minus ConfScore RMSE"]
     assert row["value"] == pytest.approx(-10.0) and row["holds"] and row["required"]
@@ -392,7 +394,7 @@ def test_accuracy_predictor_hand_case():
     meta = np.zeros((4, 6))
     meta[:, 0] = [0.0, 1.0, 2.0, 3.0]
     meta[:, 5] = [1.0, 1.0, 5.0, 5.0]
-    norm = fit_normaliser(meta, ind.COLUMNS, "pooled")
+    norm = fit_normaliser(meta, COLUMNS, "pooled")
     ev = np.zeros((4, 6))
     ev[:, 0] = [0.0, 0.5, 1.5, 2.0]
     ev[:, 5] = 9.0
@@ -437,11 +439,11 @@ def test_table5_constant_predictor_hand_case():
     exact = {"v0": np.array([0.9] * 7 + [0.1] * 3), "v1": np.array([0.9] * 16 + [0.1] * 9)}
     q = {"ora_a": [exact], "no_norm": [{n: np.full(10, 0.99) for n in names}]}
     agg = {"mode": "threshold", "tau": "fixed", "tau_grid": [0.5], "fixed_tau": 0.5}
-    t5 = ex.table5([ex.ModelResults("m", table, {}, q)], agg).set_index("setting")
+    t5 = rep.table5([rep.ModelResults("m", table, {}, q)], agg).set_index("setting")
     assert t5.loc["with normalisation", "rmse"] == 0.0
     assert t5.loc["without normalisation", "rmse"] == pytest.approx(math.sqrt(1098.0))
     assert t5.loc["constant 100 % predictor", "rmse"] == pytest.approx(33.1361, abs=1e-4)
     assert t5.loc["without normalisation", "pred_spread"] == 0.0
     # the paper's bound: RMSE of (100 - a) >= 100 - mean(a), so mean(a) >= 100 - RMSE
-    for paper in ex.PAPER_TABLE5["without normalisation"]:
+    for paper in rep.PAPER_TABLE5["without normalisation"]:
         assert 100 - paper == pytest.approx(67.0, abs=1.1)

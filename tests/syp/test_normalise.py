@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from labelfree.syp.indicators import COLUMNS
 from labelfree.syp.normalise import fit_normaliser, minmax_groups, minmax_within
+from labelfree.syp.plan import COLUMNS
 
 
 def _rows(seed=0, sets=5, n=40):

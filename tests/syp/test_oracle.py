@@ -9,6 +9,7 @@ from sklearn.metrics import root_mean_squared_error
 
 from labelfree.syp import aggregate as ag
 from labelfree.syp import oracle as orc
+from labelfree.syp.plan import OracleConfig
 
 
 def test_parameter_counts_and_output_range():
@@ -99,7 +100,7 @@ def test_iteration_consumes_meta_set_i_mod_m(monkeypatch):
 
     monkeypatch.setattr(orc, "weighted_mse", spy)
     monkeypatch.setattr(orc.OracleA, "forward", fwd)
-    res = orc.train_oracle(x, c, g, orc.OracleConfig(passes=2.5), seed=0)
+    res = orc.train_oracle(x, c, g, OracleConfig(passes=2.5), seed=0)
     assert res.iters == 10
     assert batches == [[float(i % 4)] for i in range(10)]
     assert seen == [7] * 10
@@ -109,7 +110,7 @@ def test_fixed_seed_gives_identical_weights():
     """Check 13: fixed seed -> bit-identical oracle weights on CPU across two runs (A and B)."""
     x, c, g = _toy()
     for arch in ("A", "B"):
-        cfg = orc.OracleConfig(arch=arch, passes=3)
+        cfg = OracleConfig(arch=arch, passes=3)
         w1 = orc.train_oracle(x, c, g, cfg, seed=7, threads=1).model.state_dict()
         w2 = orc.train_oracle(x, c, g, cfg, seed=7, threads=1).model.state_dict()
         w3 = orc.train_oracle(x, c, g, cfg, seed=8, threads=1).model.state_dict()
@@ -123,7 +124,7 @@ def test_training_learns_the_toy_signal():
     x = g.random((200, 6)).astype(np.float32)
     c = (x[:, 0] > 0.5).astype(np.float32)
     groups = np.repeat(np.arange(10), 20)
-    res = orc.train_oracle(x, c, groups, orc.OracleConfig(passes=100), seed=0, threads=1)
+    res = orc.train_oracle(x, c, groups, OracleConfig(passes=100), seed=0, threads=1)
     q = orc.predict_scores(res.model, x)
     assert res.losses[-20:].mean() < 0.2 * res.losses[:20].mean()
     assert np.mean((q > 0.5) == (c > 0.5)) > 0.95

@@ -1,5 +1,5 @@
 """Adapter: train every oracle variant on the meta-sets, all seeds, and score every set
-(rule syp_oracle; spec 2.7-2.10)."""
+(rule syp_oracle; paper Section 3.4)."""
 
 import logging
 
@@ -9,7 +9,7 @@ logging.basicConfig(
     format="%(asctime)s %(levelname)s %(name)s: %(message)s",
 )
 
-from labelfree.syp.study import train_variant  # noqa: E402
+from labelfree.syp.run import train_variant  # noqa: E402
 
 sm = snakemake  # noqa: F821
 try:

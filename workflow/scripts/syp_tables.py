@@ -9,7 +9,7 @@ logging.basicConfig(
 )
 
 from labelfree import store  # noqa: E402
-from labelfree.syp.study import load_results, write_tables  # noqa: E402
+from labelfree.syp.report import load_results, write_report  # noqa: E402
 
 sm = snakemake  # noqa: F821
 try:
@@ -42,7 +42,7 @@ try:
         "fig_fig10": sm.output.fig_fig10,
         "checks": sm.output.checks,
     }
-    write_tables(results, sm.params.cfg, groups, params, out)
+    write_report(results, sm.params.cfg, groups, params, out)
 except Exception:
     logging.getLogger("syp_tables").exception("syp_tables failed")
     raise

@@ -1,4 +1,4 @@
-"""Adapter: every syp test set of the zoo's dataset (rule syp_testsets; spec 6.3-6.4)."""
+"""Adapter: every syp test set of the zoo's dataset (rule syp_testsets; docs/syp.md, reading R11)."""
 
 import logging
 
@@ -8,7 +8,7 @@ logging.basicConfig(
     format="%(asctime)s %(levelname)s %(name)s: %(message)s",
 )
 
-from labelfree.syp.study import write_testsets  # noqa: E402
+from labelfree.syp.run import write_testsets  # noqa: E402
 
 sm = snakemake  # noqa: F821
 try:

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from labelfree.syp.indicators import atc_index, entropy
+from labelfree.numerics import entropy
+from labelfree.syp.indicators import atc_index
 
 REGRESSION_METHODS = ("Rotation", "ConfScore", "Entropy", "ATC", "FD")
 

@@ -13,35 +13,13 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from labelfree.syp.layout import COLUMNS  # noqa: F401  (column order, spec 2.4)
+from labelfree.numerics import entropy
 
 #: The kit's classifier normalisation constants (spec 2.1), used by the reference blur.
 KIT_MEAN = (0.4914, 0.4822, 0.4465)
 KIT_STD = (0.2023, 0.1994, 0.2010)
 ATC_FORMS = ("difference", "ratio", "binary")
 BLUR_FORMS = ("reference", "clean")
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    """Row-wise softmax of (N, K) logits in float64 (numerically stable)."""
-    z = np.asarray(logits, dtype=np.float64)
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def entropy(probs: np.ndarray) -> np.ndarray:
-    """Shannon entropy ``-sum_k p_k ln p_k`` per row (spec 2.2, paper eq. 2 with its sign fixed).
-
-    Matches ``scipy.stats.entropy`` on each row; 0 ln 0 = 0. Returns (N,) float64.
-    """
-    p = np.asarray(probs, dtype=np.float64)
-    if p.ndim != 2:
-        raise ValueError(f"entropy: probs must be (N, K), got shape {p.shape}")
-    p = p / p.sum(axis=1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(p > 0, -p * np.log(p), 0.0)
-    return terms.sum(axis=1)
 
 
 @dataclass(frozen=True)

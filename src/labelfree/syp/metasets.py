@@ -15,7 +15,7 @@ import numpy as np
 from scipy import ndimage
 
 from labelfree.seeds import rng as seeded_rng
-from labelfree.syp.layout import ValidationPlan  # noqa: F401  (re-exported)
+from labelfree.syp.plan import ValidationPlan
 
 Op = Callable[[np.ndarray, np.random.Generator, float], np.ndarray]
 

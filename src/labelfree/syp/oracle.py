@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from labelfree.syp.layout import OracleConfig  # noqa: F401  (re-exported: the oracle's settings)
+from labelfree.syp.plan import OracleConfig
 
 ARCHS = ("A", "B")
 

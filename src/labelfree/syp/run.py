@@ -1,32 +1,61 @@
-"""End-to-end SYP steps for one classifier (spec 2.10), on plain arrays.
+"""The `syp` study's computations over artefacts: what ``workflow/scripts/syp_*.py`` call.
+
+On plain arrays, for one classifier (paper Section 3; docs/syp.md, "What it computes"):
 
 1. :func:`build_indicator_table` - reference statistics (FD reference on training features, ATC
    threshold on the clean ID test set), the six indicators and correctness of every set, and the
    set-level baseline scores.
-2. :func:`run_variant` - normalise, train the oracle on the meta-sets (several seeds), score every set.
+2. :func:`run_variant` - normalise, train the oracle on the meta-sets (several seeds), score every
+   set.
 3. :func:`baseline_predictions` - the dataset-level baselines fitted on the meta-sets.
+
+On files (each reads artefacts through :mod:`labelfree.store`, calls the steps above and writes
+its outputs; none knows about Snakemake): :func:`write_testsets`, :func:`model_indicators`,
+:func:`train_variant`. Test-set names: ``syp-train`` (copy of the train split, FD reference),
+``syp-meta-000..`` (meta-sets), ``syp-val-*`` (validation sets), ``syp-rot-*``
+(90/180/270-degree copies for the Rotation baseline).
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
+from safetensors.numpy import save_file
 
+from labelfree import store
+from labelfree.data.splits import stratified_partition
+from labelfree.joblog import progress
+from labelfree.numerics import entropy, softmax
+from labelfree.seeds import derive_seed, rng
 from labelfree.syp import baselines as bl
-from labelfree.syp.aggregate import set_accuracy
 from labelfree.syp.indicators import (
-    COLUMNS,
     FeatureStats,
     atc_threshold,
-    entropy,
     feature_stats,
     frechet_distance,
+    image_indicators,
     indicator_matrix,
 )
-from labelfree.syp.layout import OracleConfig
+from labelfree.syp.metasets import build_meta_set, build_validation_sets, rotations
 from labelfree.syp.normalise import fit_normaliser
+from labelfree.syp.plan import (
+    COLUMNS,
+    REF,
+    OracleConfig,
+    StudyConfigError,
+    meta_names,
+    rot_name,
+    validation_plan,
+    variant_specs,
+)
+
+log = logging.getLogger("labelfree.syp")
 
 
 @dataclass(frozen=True)
@@ -201,7 +230,8 @@ def run_variant(
 
     Validation labels are never seen here (spec check 21): only meta-set rows train the oracle.
     """
-    # torch only here: the jobs that read indicator tables without training start faster
+    # deferred: torch (about 2.5 s CPU to import) only in the oracle job; syp_testsets,
+    # syp_indicators and syp_tables import this module without it
     from labelfree.syp.oracle import count_parameters, predict_scores, train_oracle
 
     unknown = [c for c in variant.columns if c not in COLUMNS]
@@ -260,11 +290,12 @@ def variant_from_config(name: str, spec: Mapping, defaults: Mapping) -> Variant:
     )
 
 
-def predicted_accuracies(
-    q: Mapping[str, np.ndarray], names: Sequence[str], tau: float, mode: str = "threshold"
-) -> np.ndarray:
-    """Predicted accuracy (percent) of each named set from its oracle scores (spec 2.9)."""
-    return np.array([set_accuracy(q[n], tau, mode) for n in names])
+def build_variant(cfg: Mapping, name: str) -> Variant:
+    """The oracle variant ``name`` of :func:`labelfree.syp.plan.variant_specs` for ``cfg``."""
+    specs = variant_specs(cfg)
+    if name not in specs:
+        raise ValueError(f"syp: unknown oracle variant {name!r}; known {sorted(specs)}")
+    return variant_from_config(name, specs[name], cfg["oracle"])
 
 
 def baseline_predictions(table: IndicatorTable) -> dict[str, tuple[np.ndarray, dict]]:
@@ -291,5 +322,204 @@ def baseline_predictions(table: IndicatorTable) -> dict[str, tuple[np.ndarray, d
     return out
 
 
-def with_columns(variant: Variant, columns: Sequence[str]) -> Variant:
-    return replace(variant, columns=tuple(columns))
+def carve_holdout(y: np.ndarray, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(source rows, holdout rows) of a source split whose holdout is carved out of it.
+
+    For datasets with only two disjoint splits (CIFAR-10: train/test) the holdout of spec 6.1 is a
+    seeded share of the source split, stratified by class; the rest stays the meta-set source and
+    the ATC-threshold rows, so source, holdout and threshold never share an image.
+    """
+    if not 0 < share < 1:
+        raise ValueError(f"syp.splits.holdout_share must lie in (0, 1), got {share}")
+    parts = stratified_partition(
+        np.asarray(y), {"source": 1.0 - share, "holdout": share}, rng(seed, "syp", "holdout")
+    )
+    return parts["source"], parts["holdout"]
+
+
+def source_rows(cfg: Mapping, y: np.ndarray, seed: int) -> np.ndarray:
+    """Rows of the source split (= the `id` set) that are meta-set source and ATC rows."""
+    share = cfg["splits"].get("holdout_share")
+    return np.arange(len(y)) if share is None else carve_holdout(y, float(share), seed)[0]
+
+
+def write_testsets(
+    train: str,
+    source: str,
+    holdout: str | None,
+    out_dir: str,
+    info_path: str,
+    cfg: Mapping,
+    seed: int,
+) -> None:
+    """Build and write every syp test set of one dataset (spec 6.3-6.4) and a json record of the
+    ops, strengths, groups and checksums (spec check 22). ``holdout`` None: carve it out of the
+    source split (``splits.holdout_share``, :func:`carve_holdout`)."""
+    t0 = time.perf_counter()
+    tr, src = store.read_image_set(train), store.read_image_set(source)
+    share = cfg["splits"].get("holdout_share")
+    if holdout is None:
+        if share is None:
+            raise StudyConfigError("syp.splits: holdout is null but holdout_share is not set")
+        keep, held = carve_holdout(src.y, float(share), seed)
+        hold = store.ImageSet(src.x[held], src.y[held])
+        src = store.ImageSet(src.x[keep], src.y[keep])
+    else:
+        hold = store.read_image_set(holdout)
+    out = Path(out_dir)
+    m = cfg["meta_sets"]
+    rot = bool(cfg["rotation"])
+    info: dict = {
+        "meta": {},
+        "val": {},
+        "seed": seed,
+        "n_source": len(src.y),
+        "n_holdout": len(hold.y),
+    }
+
+    def put(name: str, x: np.ndarray, y: np.ndarray) -> None:
+        store.write_image_set(out / f"{name}.npz", x, y)
+        if rot:
+            store.write_image_set(out / f"{rot_name(name)}.npz", rotations(x), np.tile(y, 3))
+
+    put(REF, tr.x, tr.y)
+    for k, name in enumerate(meta_names(int(m["count"]))):
+        x, spec = build_meta_set(
+            src.x, k, seed, tuple(m["ops"]), int(m["n_ops"]), tuple(m["strength"])
+        )
+        put(name, x, src.y)
+        info["meta"][name] = {
+            "ops": list(spec.ops),
+            "strength": spec.strength,
+            "sha256": spec.checksum,
+        }
+    plan = validation_plan(cfg)
+    for name, (x, y, meta) in build_validation_sets(hold.x, hold.y, plan, seed).items():
+        put(name, x, y)
+        info["val"][name] = {**meta, "n": len(y)}
+    store.save_json(info, info_path)
+    log.info(
+        "wrote %d meta-sets and %d validation sets in %.1fs",
+        len(info["meta"]),
+        len(info["val"]),
+        time.perf_counter() - t0,
+    )
+
+
+def _load(infer: str, testset: str, layer: str = "penultimate") -> tuple[np.ndarray, np.ndarray]:
+    """Softmax and features of test set ``testset`` from its inference file (its group's)."""
+    return softmax(store.read_logits(infer, testset)), store.read_features(infer, layer, testset)
+
+
+def model_indicators(
+    infer: Mapping[str, str],
+    testsets: Mapping[str, str],
+    id_infer: str,
+    id_testset: str,
+    kinds: Mapping[str, str],
+    cfg: Mapping,
+    seed: int,
+    out_npz: str,
+    out_baselines: str,
+) -> IndicatorTable:
+    """Indicators and set-level baseline scores of one classifier on every syp set (spec 2.10
+    steps 1-2), and the baselines' predictions (spec 3). ``infer``/``testsets`` map test-set name
+    to path (rotated sets included when the rotation baseline is on); ``kinds`` name -> meta|val."""
+    t0 = time.perf_counter()
+    rot = bool(cfg["rotation"])
+    id_probs, _ = _load(id_infer, "id")
+    id_y = store.read_image_set(id_testset).y
+    keep = source_rows(cfg, id_y, seed)  # carved holdout rows never enter the ATC threshold
+    id_probs, id_y = id_probs[keep], id_y[keep]
+    train_feats = store.read_features(infer[REF], "penultimate", REF)
+    train_rot = (
+        store.read_features(infer[rot_name(REF)], "penultimate", rot_name(REF)) if rot else None
+    )
+    sets = {}
+    for name, kind in progress(kinds.items(), desc="syp indicators", unit="set"):
+        probs, feats = _load(infer[name], name)
+        images = store.read_image_set(testsets[name])
+        img_ind = image_indicators(images.x, cfg["blur_form"], cfg["image_form"])
+        rot_feats = (
+            store.read_features(infer[rot_name(name)], "penultimate", rot_name(name)) if rot else None
+        )
+        sets[name] = (kind, SetInputs(probs, feats, images.y, img_ind, rot_feats))
+    table = build_indicator_table(
+        train_feats, id_probs, id_y, sets, cfg["atc_form"], train_rot, seed=seed
+    )
+    store.save_npz(out_npz, **table.to_arrays())
+    preds = baseline_predictions(table)
+    df = pd.DataFrame({"set": table.sets, "kind": table.kinds, "true_acc": table.acc})
+    for method, (p, _) in preds.items():
+        df[method] = p
+    store.save_table(df, out_baselines, title="SYP baselines: predicted accuracy (%) per set")
+    store.save_json(
+        {"reference": table.reference, "fits": {m: f for m, (_, f) in preds.items()}},
+        Path(out_npz).with_suffix(".json"),
+    )
+    log.info(
+        "indicators of %d sets (%d rows) in %.1fs",
+        len(table.sets),
+        len(table.x),
+        time.perf_counter() - t0,
+    )
+    return table
+
+
+def train_variant(
+    indicators: str,
+    cfg: Mapping,
+    variant_name: str,
+    seeds: Sequence[int],
+    base_seed: int,
+    model: str,
+    out_npz: str,
+    out_weights: str,
+    out_json: str,
+    threads: int | None = None,
+) -> None:
+    """Train one oracle variant for every seed (spec 2.8) and score every set (spec 2.10 step 5).
+
+    Writes the per-sample scores ``q`` (n_seeds, R) aligned with the indicator rows, the weights of
+    every seed (safetensors) and the training facts (parameters, iterations, seconds, loss)."""
+    table = IndicatorTable.from_arrays(store.load_npz(indicators))
+    variant = build_variant(cfg, variant_name)
+    torch_seeds = [derive_seed(base_seed, "syp-oracle", model, s) for s in seeds]
+    res = run_variant(table, variant, torch_seeds, threads)
+    q = np.stack([np.concatenate([qs[n] for n in table.sets]) for qs in res.q])
+    store.save_npz(out_npz, q=q.astype(np.float32))
+    tensors = {
+        f"seed{s}.{k}": v.numpy()
+        for s, st in zip(seeds, res.states, strict=True)
+        for k, v in st.items()
+    }
+    with store.atomic_path(out_weights) as tmp:
+        save_file(tensors, str(tmp))
+    store.save_json(
+        {
+            "variant": variant_name,
+            "columns": list(variant.columns),
+            "arch": variant.oracle.arch,
+            "expand": variant.oracle.expand,
+            "normalise": variant.normalise,
+            "norm_train_scope": variant.norm_train_scope,
+            "loss_adjust": variant.oracle.loss_adjust,
+            "base_lr": variant.oracle.base_lr,
+            "params": res.params,
+            "iters": res.iters,
+            "seeds": list(seeds),
+            "torch_seeds": torch_seeds,
+            "seconds": res.seconds,
+            "final_loss": res.final_loss,
+        },
+        out_json,
+    )
+    log.info(
+        "variant %s: %d params, %d iters, %.1fs per seed",
+        variant_name,
+        res.params,
+        res.iters,
+        float(np.mean(res.seconds)),
+    )
+
+

@@ -1,7 +1,10 @@
-"""The SYP experiment: oracle variants from the config, and Tables 1-5 and the figures (spec 5).
+"""The `syp` study's report: Tables 1-5, the threshold selection, per-set predictions, the data
+and figures of Figures 4-7 and 10, and the checks table (paper Section 4; docs/syp.md).
 
-Inputs are plain arrays (indicator tables and oracle scores per classifier), so this module runs
-without the workflow. Every RMSE is in percentage points over the validation sets.
+Inputs are plain arrays (indicator tables and oracle scores per classifier, :class:`ModelResults`),
+so the tables build without the workflow; :func:`load_results` reads them from the artefacts and
+:func:`write_report` writes every output. Every RMSE is in percentage points over the validation
+sets.
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from labelfree import store
+from labelfree.plots import figure
 from labelfree.syp.aggregate import ensemble_scores, rmse, select_tau, set_accuracy
-from labelfree.syp.layout import COLUMNS, _tag, fig10_variants, variant_specs  # noqa: F401
-from labelfree.syp.pipeline import IndicatorTable, Variant, variant_from_config
+from labelfree.syp.plan import COLUMNS, ablation_key, base_lr, variant_tag
+from labelfree.syp.run import IndicatorTable
 
 #: Paper numbers (spec 5), for side-by-side display only; never compared with ours.
 PAPER_TABLE1 = {
@@ -50,13 +55,6 @@ BASELINE_ORDER = ("Rotation", "ConfScore", "Entropy", "ATC", "FD", "DoC", "ATC-G
 
 def ablation_label(cols: Sequence[str]) -> str:
     return "all six" if tuple(cols) == COLUMNS else "+".join(cols)
-
-
-def build_variant(cfg: Mapping, name: str) -> Variant:
-    specs = variant_specs(cfg)
-    if name not in specs:
-        raise ValueError(f"syp: unknown oracle variant {name!r}; known {sorted(specs)}")
-    return variant_from_config(name, specs[name], cfg["oracle"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -156,10 +154,6 @@ def _rmse_stats(preds: list[tuple[float, np.ndarray]], true: np.ndarray) -> tupl
     return float(vals.mean()), float(vals.std(ddof=1)) if len(vals) > 1 else 0.0
 
 
-def _fmt(mean: float, std: float, n: int) -> str:
-    return f"{mean:.2f} ± {std:.2f}" if n > 1 else f"{mean:.2f}"
-
-
 def table1(
     results: Sequence[ModelResults], agg: Mapping, groups: Mapping[str, str]
 ) -> pd.DataFrame:
@@ -228,7 +222,7 @@ def table3(
         true = r.true_acc(val)
         grp = np.array([groups[n] for n in val])
         for cols in ablations:
-            key = "ora_a" if tuple(cols) == COLUMNS else "ind_" + "".join(c.lower() for c in cols)
+            key = ablation_key(cols)
             preds = oracle_predictions(r.q[key], val, true, agg)
             m, s = _rmse_stats(preds, true)
             row = {"model": r.model, "indicators": ablation_label(cols), "rmse": m, "rmse_std": s}
@@ -358,11 +352,9 @@ def fig10_table(
 ) -> pd.DataFrame:
     """Figure 10 data: validation RMSE (mean ± std over seeds) of ORA-A per iteration count and
     per base learning rate, both classifiers (spec 5; paper: best at 30,000 iterations, lr 0.1)."""
-    from labelfree.syp.oracle import OracleConfig
-
     o = cfg["oracle"]
     base_passes = float(o["passes"])
-    base_lr = OracleConfig(arch="A", lr=o["lr"]).base_lr
+    lr0 = base_lr("A", o["lr"])
     grids = {
         "iterations": ("passes", [float(p) for p in cfg["tables"].get("fig10_passes", [])]),
         "lr": ("lr", [float(v) for v in cfg["tables"].get("fig10_lr", [])]),
@@ -373,9 +365,9 @@ def fig10_table(
         true = r.true_acc(val)
         m_sets = n_meta if n_meta is not None else len(r.meta_sets())
         for param, (key, grid) in grids.items():
-            base = base_passes if key == "passes" else base_lr
+            base = base_passes if key == "passes" else lr0
             for v in grid:
-                name = "ora_a" if v == base else f"{'it' if key == 'passes' else 'lr'}{_tag(v)}"
+                name = "ora_a" if v == base else f"{'it' if key == 'passes' else 'lr'}{variant_tag(v)}"
                 m, sd = _rmse_stats(oracle_predictions(r.q[name], val, true, agg), true)
                 rows.append(
                     {
@@ -383,7 +375,7 @@ def fig10_table(
                         "parameter": param,
                         "value": v,
                         "iterations": int(round((v if key == "passes" else base_passes) * m_sets)),
-                        "lr": v if key == "lr" else base_lr,
+                        "lr": v if key == "lr" else lr0,
                         "variant": name,
                         "rmse": m,
                         "rmse_std": sd,
@@ -453,9 +445,7 @@ def checks_table(
                 "spec 6.6 item 1" + (" (ideally)" if method == "FD" else ""),
             )
         abl = {tuple(c): c for c in cfg["tables"]["indicator_ablation"]}
-        key = {
-            c: ("ora_a" if c == COLUMNS else "ind_" + "".join(x.lower() for x in c)) for c in abl
-        }
+        key = {c: ablation_key(c) for c in abl}
         stats = {c: _mean_rmse(r, key[c], agg) for c in abl}
         h, ha, haf = ("H",), ("H", "A"), ("H", "A", "FD")
         if h in stats and ha in stats:
@@ -510,3 +500,194 @@ def checks_table(
                 err[low].mean() - err[~low].mean(), "> 0", err[low].mean() > err[~low].mean(),
                 True, "spec 6.6 item 5")
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# figures
+# ---------------------------------------------------------------------------------------------
+
+GROUP_MARKERS = {"clean": "*", "corrupted": "o", "natural": "s"}
+
+
+def scatter(pred: pd.DataFrame):
+    """One panel per (classifier, method): validation-set GT (x) vs predicted accuracy (y), y = x
+    line, markers by group; SYP predictions averaged over seeds. Title gives the RMSE."""
+    models = list(dict.fromkeys(pred["model"]))
+    methods = list(dict.fromkeys(pred["method"]))
+    fig, axes = figure(ncols=len(methods), nrows=len(models), width=2.2, height=2.2, squeeze=False)
+    for i, model in enumerate(models):
+        for j, method in enumerate(methods):
+            ax = axes[i][j]
+            df = pred[(pred["model"] == model) & (pred["method"] == method)]
+            avg = df.groupby(["set", "group"], sort=False)[["true_acc", "pred_acc"]].mean()
+            avg = avg.reset_index()
+            per_seed = [
+                np.sqrt(np.mean((s["true_acc"] - s["pred_acc"]) ** 2))
+                for _, s in df.groupby("seed")
+            ]
+            for grp, marker in GROUP_MARKERS.items():
+                sub = avg[avg["group"] == grp]
+                ax.scatter(sub["true_acc"], sub["pred_acc"], s=10, marker=marker, label=grp)
+            lo = float(min(avg["true_acc"].min(), avg["pred_acc"].min(), 0.0))
+            ax.plot([lo, 100], [lo, 100], "k--", lw=0.7)
+            ax.set_xlim(lo, 102)
+            ax.set_ylim(lo, 102)
+            ax.set_title(f"{method}\nRMSE {np.mean(per_seed):.2f}", fontsize=7)
+            if j == 0:
+                ax.set_ylabel(f"{model}\npredicted acc. (%)", fontsize=7)
+            if i == len(models) - 1:
+                ax.set_xlabel("true acc. (%)", fontsize=7)
+            ax.tick_params(labelsize=6)
+    axes[0][0].legend(fontsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def bars(df: pd.DataFrame, title: str, limit: int | None = None):
+    """GT vs predicted accuracy per set as paired bars, one row of axes per classifier."""
+    models = list(dict.fromkeys(df["model"]))
+    fig, axes = figure(ncols=1, nrows=len(models), width=9.0, height=2.4, squeeze=False)
+    for i, model in enumerate(models):
+        ax = axes[i][0]
+        sub = df[df["model"] == model].groupby("set", sort=False)[["true_acc", "pred_acc"]].mean()
+        if limit:
+            sub = sub.iloc[:limit]
+        x = np.arange(len(sub))
+        ax.bar(x - 0.2, sub["true_acc"], width=0.4, label="GT")
+        ax.bar(x + 0.2, sub["pred_acc"], width=0.4, label="SYP (ORA-A)")
+        ax.set_ylabel(f"{model}\naccuracy (%)", fontsize=7)
+        ax.set_xlabel("set index", fontsize=7)
+        ax.set_xticks(x[:: max(1, len(x) // 20)], labels=(x + 1)[:: max(1, len(x) // 20)])
+        ax.tick_params(labelsize=6)
+        ax.set_title(title, fontsize=8)
+        ax.legend(fontsize=6, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def sensitivity(df: pd.DataFrame):
+    """Figure 10 (SYP paper): validation RMSE of ORA-A vs training iterations (left) and base
+    learning rate (right), one line per classifier, error bars = seed std."""
+    fig, axes = figure(ncols=2, nrows=1, width=3.2, height=2.6, squeeze=False)
+    for ax, (param, xcol, label) in zip(
+        axes[0],
+        (("iterations", "iterations", "training iterations"), ("lr", "lr", "base learning rate")),
+        strict=True,
+    ):
+        sub = df[df["parameter"] == param]
+        for model, m in sub.groupby("model", sort=False):
+            m = m.sort_values(xcol)
+            ax.errorbar(m[xcol], m["rmse"], yerr=m["rmse_std"], marker="o", ms=3, capsize=2,
+                        label=model)
+            d = m[m["is_default"]]
+            ax.scatter(d[xcol], d["rmse"], s=40, facecolors="none", edgecolors="k")
+        if param == "lr":
+            ax.set_xscale("log")
+        ax.set_xlabel(label, fontsize=7)
+        ax.set_ylabel("validation RMSE (pp)", fontsize=7)
+        ax.tick_params(labelsize=6)
+        ax.legend(fontsize=6)
+    fig.suptitle("Fig. 10 analogue: sensitivity of ORA-A to iterations and lr (circle = default)",
+                 fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# artefacts in, tables and figures out
+# ---------------------------------------------------------------------------------------------
+
+
+def load_results(
+    models: Sequence[str],
+    indicators: Sequence[str],
+    baselines: Sequence[str],
+    oracle: Mapping[str, Mapping[str, str]],
+) -> list[ModelResults]:
+    """Assemble ModelResults per classifier from the artefacts (``oracle[model][variant]`` = npz)."""
+    out = []
+    for model, ind, base in zip(models, indicators, baselines, strict=True):
+        table = IndicatorTable.from_arrays(store.load_npz(ind))
+        bdf = store.read_table(base)
+        bl = {c: bdf[c].to_numpy(dtype=np.float64) for c in bdf.columns if c in BASELINE_ORDER}
+        bounds = np.searchsorted(table.set_id, np.arange(len(table.sets) + 1))
+        q = {}
+        for variant, path in oracle[model].items():
+            arr = store.load_npz(path)["q"].astype(np.float64)
+            q[variant] = [
+                {n: row[bounds[k] : bounds[k + 1]] for k, n in enumerate(table.sets)} for row in arr
+            ]
+        out.append(ModelResults(model, table, bl, q))
+    return out
+
+
+def write_report(
+    results: Sequence[ModelResults],
+    cfg: Mapping,
+    groups: Mapping[str, str],
+    params: Mapping[tuple[str, str], int],
+    out: Mapping[str, str],
+) -> None:
+    """Tables 1-5, the tau selection, per-set predictions and the figures (spec 5)."""
+    agg = cfg["aggregate"]
+    pred = prediction_rows(results, agg, groups)
+    store.save_table(
+        pred,
+        out["predictions"],
+        title="SYP: predicted vs true accuracy (%) per validation set, method and seed",
+    )
+    tabs = {
+        "table1": (
+            table1(results, agg, groups),
+            "Table 1 (SYP paper): RMSE (pp) of every method on the validation sets, overall and per group",
+        ),
+        "table2": (
+            table2(results, agg),
+            "Table 2 (SYP paper) analogue on the validation sets; the paper's numbers are from the private challenge server",
+        ),
+        "table3": (
+            table3(results, agg, cfg["tables"]["indicator_ablation"], groups),
+            "Table 3 (SYP paper): indicator ablation, ORA-A, indicators added cumulatively",
+        ),
+        "table4": (
+            table4(
+                results, agg, cfg["tables"]["expand_grid"], int(cfg["oracle"]["expand"]), params
+            ),
+            "Table 4 (SYP paper): oracle capacity, ORA-A expansion ratio r",
+        ),
+        "table5": (table5(results, agg), "Table 5 (SYP paper): influence of normalisation"),
+        "tau": (
+            tau_table(results, agg["tau_grid"]),
+            "SYP threshold selection on the validation sets (uses validation labels, spec 2.9)",
+        ),
+    }
+    for key, (df, title) in tabs.items():
+        store.save_table(df, out[key], title=title)
+    meta = meta_fit(results, agg)
+    store.save_table(
+        meta,
+        out["meta_fit"],
+        title="Figures 4-5 (SYP paper) data: GT vs ORA-A on meta-training sets",
+    )
+    store.save_figure(scatter(pred), out["fig_scatter"])
+    store.save_figure(
+        bars(meta, "Figs. 4-5 analogue: meta-training sets, GT vs ORA-A", limit=100),
+        out["fig_meta"],
+    )
+    if "fig10" in out:
+        f10 = fig10_table(results, agg, cfg)
+        store.save_table(
+            f10, out["fig10"], title="Figure 10 (SYP paper) data: ORA-A RMSE vs iterations and lr"
+        )
+        store.save_figure(sensitivity(f10), out["fig_fig10"])
+    if "checks" in out:
+        store.save_table(
+            checks_table(results, agg, cfg, groups),
+            out["checks"],
+            title="SYP checks (spec 6.6): check, value, threshold, holds",
+        )
+    ora = pred[pred["method"] == "SYP (ORA-A)"]
+    store.save_figure(
+        bars(ora, "Figs. 6-7 analogue: validation sets, GT vs ORA-A (mean over seeds)"),
+        out["fig_val"],
+    )
