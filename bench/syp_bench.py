@@ -91,7 +91,7 @@ def bench_oracle(cfg: dict, n: int, threads: int) -> None:
     seeds = len(cfg["seeds"])
     g = np.random.default_rng(1)
     groups = np.repeat(np.arange(m), n)
-    specs = ex.variant_specs(cfg)
+    specs = ex.variant_overrides(cfg)
     print(
         f"\nOracle training, {m} meta-sets x {n} rows, {passes:g} passes "
         f"({int(round(passes * m))} iterations, batch = one whole meta-set), {threads} thread(s):"

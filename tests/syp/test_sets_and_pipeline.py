@@ -223,7 +223,7 @@ def test_tables_on_synthetic_results():
         "norm_train_scope": "pooled",
     }
     agg = {"mode": "threshold", "tau": "select", "tau_grid": [0.45, 0.5, 0.55], "fixed_tau": 0.5}
-    specs = plan.variant_specs(cfg)
+    specs = plan.variant_overrides(cfg)
     assert set(specs) == {"ora_a", "ora_b", "ora_a_adj", "ora_b_adj", "ind_h", "r4", "no_norm"}
     q = {}
     for name in specs:

@@ -154,7 +154,7 @@ def ablation_key(cols: Sequence[str]) -> str:
     return "ora_a" if tuple(cols) == COLUMNS else "ind_" + "".join(c.lower() for c in cols)
 
 
-def variant_specs(cfg: Mapping) -> dict[str, dict]:
+def variant_overrides(cfg: Mapping) -> dict[str, dict]:
     """Oracle variants needed by Tables 1-5 and Figure 10, as overrides of ``syp.oracle``.
 
     ``ora_a`` (default oracle), ``ora_b`` (Table 1), ``ora_a_adj`` and ``ora_b_adj`` (Table 2:
@@ -163,7 +163,7 @@ def variant_specs(cfg: Mapping) -> dict[str, dict]:
     ``no_norm`` (Table 5). The full six-indicator, r = 8, normalised oracle is ``ora_a`` itself.
     """
     base_r = int(cfg["oracle"]["expand"])
-    specs: dict[str, dict] = {
+    out: dict[str, dict] = {
         "ora_a": {"arch": "A"},
         "ora_b": {"arch": "B"},
         "ora_a_adj": {"arch": "A", "loss_adjust": True},
@@ -171,17 +171,17 @@ def variant_specs(cfg: Mapping) -> dict[str, dict]:
     }
     for cols in cfg["tables"]["indicator_ablation"]:
         if tuple(cols) != COLUMNS:
-            specs[ablation_key(cols)] = {"arch": "A", "indicators": list(cols)}
+            out[ablation_key(cols)] = {"arch": "A", "indicators": list(cols)}
     for r in cfg["tables"]["expand_grid"]:
         if int(r) != base_r:
-            specs[f"r{int(r)}"] = {"arch": "A", "expand": int(r)}
-    specs["no_norm"] = {"arch": "A", "normalise": False}
+            out[f"r{int(r)}"] = {"arch": "A", "expand": int(r)}
+    out["no_norm"] = {"arch": "A", "normalise": False}
     for key, (param, value) in fig10_variants(cfg).items():
         if key != "ora_a":
-            specs[key] = {"arch": "A", param: value}
-    for overrides in specs.values():
+            out[key] = {"arch": "A", param: value}
+    for overrides in out.values():
         overrides.setdefault("norm_train_scope", cfg["norm_train_scope"])
-    return specs
+    return out
 
 
 class StudyConfigError(ValueError):
@@ -374,7 +374,7 @@ def workflow_plan(
         cfg=cfg,
         zoo=zoo,
         groups=groups,
-        variants=list(variant_specs(cfg)),
+        variants=list(variant_overrides(cfg)),
         kinds=kinds,
         infer_sets=groups["syp_ref"] + list(kinds) + groups["syp_rot"],
         raw=f"results/syp/raw/{zoo}",

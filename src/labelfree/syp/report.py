@@ -21,7 +21,7 @@ from labelfree.syp.aggregate import ensemble_scores, rmse, select_tau, set_accur
 from labelfree.syp.plan import COLUMNS, ablation_key, base_lr, variant_tag
 from labelfree.syp.run import IndicatorTable
 
-#: Paper numbers (spec 5), for side-by-side display only; never compared with ours.
+#: The paper's numbers (Tables 1-5), for side-by-side display only; never compared with ours.
 PAPER_TABLE1 = {
     "Rotation": (7.13, 13.39),
     "ConfScore": (6.99, 8.72),
@@ -108,19 +108,19 @@ def oracle_predictions(
 def ensemble(
     qa: Sequence[Mapping[str, np.ndarray]], qb: Sequence[Mapping[str, np.ndarray]]
 ) -> list[dict[str, np.ndarray]]:
-    """Seed-wise average of two oracles' per-sample scores (spec 2.9, RepVGG submission)."""
+    """Seed-wise average of two oracles' per-sample scores (the RepVGG-A0 submission: docs/syp.md, reading R8)."""
     return [{k: ensemble_scores(a[k], b[k]) for k in a} for a, b in zip(qa, qb, strict=True)]
 
 
 #: The ensemble row (Table 1 "SYP (ORA-A+B ensemble)", Table 2 "+ ORA-B ensemble"): Table 2 is
 #: cumulative ("+ Loss adjustment" then "+ ORA-B ensemble") and the loss adjustment belongs to the
-#: RepVGG-A0 script that trained both oracles of the submission (spec 2.8, 2.9), so both members
+#: RepVGG-A0 script that trained both oracles of the submission (docs/syp.md, reading R8), so both members
 #: are loss-adjusted. Averaging the adjusted ORA-A with a plain ORA-B would mix two recipes.
 ENSEMBLE_MEMBERS = ("ora_a_adj", "ora_b_adj")
 
 
 def ensemble_row(q: Mapping[str, Sequence[Mapping[str, np.ndarray]]]):
-    """Per-seed scores of the ensemble row: mean of the ENSEMBLE_MEMBERS' scores (spec 2.9)."""
+    """Per-seed scores of the ensemble row: mean of the ENSEMBLE_MEMBERS' scores (reading R8)."""
     a, b = ENSEMBLE_MEMBERS
     return ensemble(q[a], q[b])
 
@@ -157,7 +157,7 @@ def _rmse_stats(preds: list[tuple[float, np.ndarray]], true: np.ndarray) -> tupl
 def table1(
     results: Sequence[ModelResults], agg: Mapping, groups: Mapping[str, str]
 ) -> pd.DataFrame:
-    """Table 1: RMSE of every method per classifier, with the per-group breakdown (spec 5)."""
+    """Table 1: RMSE of every method per classifier, with the per-group breakdown (paper Table 1)."""
     pred = prediction_rows(results, agg, groups)
     rows = []
     for (model, method), df in pred.groupby(["model", "method"], sort=False):
@@ -254,7 +254,7 @@ def table4(
     base_r: int,
     params: Mapping[tuple[str, str], int],
 ) -> pd.DataFrame:
-    """Table 4: ORA-A expansion ratio r, mean ± std over seeds (spec 5)."""
+    """Table 4: ORA-A expansion ratio r, mean ± std over seeds (paper Table 4)."""
     rows = []
     for r in results:
         val = r.val_sets()
@@ -277,7 +277,8 @@ def table4(
 
 
 def table5(results: Sequence[ModelResults], agg: Mapping) -> pd.DataFrame:
-    """Table 5: with vs without normalisation, and the constant-100 % predictor (spec check 16)."""
+    """Table 5: with vs without normalisation, and the constant-100 % predictor (paper Table 5: the
+    oracle without normalisation predicts 100 % everywhere)."""
     rows = []
     for r in results:
         val = r.val_sets()
@@ -310,7 +311,8 @@ def table5(results: Sequence[ModelResults], agg: Mapping) -> pd.DataFrame:
 
 
 def tau_table(results: Sequence[ModelResults], grid: Sequence[float]) -> pd.DataFrame:
-    """RMSE of every threshold of the grid on the validation sets (the tau selection, spec 2.9;
+    """RMSE of every threshold of the grid on the validation sets (the tau selection, docs/syp.md,
+    reading R8;
     uses validation labels)."""
     rows = []
     for r in results:
@@ -351,7 +353,8 @@ def fig10_table(
     results: Sequence[ModelResults], agg: Mapping, cfg: Mapping, n_meta: int | None = None
 ) -> pd.DataFrame:
     """Figure 10 data: validation RMSE (mean ± std over seeds) of ORA-A per iteration count and
-    per base learning rate, both classifiers (spec 5; paper: best at 30,000 iterations, lr 0.1)."""
+    per base learning rate, both classifiers (paper Fig. 10, best at 30,000 iterations and lr 0.1; docs/syp.md,
+    reading R13)."""
     o = cfg["oracle"]
     base_passes = float(o["passes"])
     lr0 = base_lr("A", o["lr"])
@@ -672,7 +675,7 @@ def write_report(
     params: Mapping[tuple[str, str], int],
     out: Mapping[str, str],
 ) -> None:
-    """Tables 1-5, the tau selection, per-set predictions and the figures (spec 5)."""
+    """Tables 1-5, the tau selection, per-set predictions and the figures (paper Section 4)."""
     agg = cfg["aggregate"]
     pred = prediction_rows(results, agg, groups)
     store.save_table(
@@ -702,7 +705,7 @@ def write_report(
         "table5": (table5(results, agg), "Table 5 (SYP paper): influence of normalisation"),
         "tau": (
             tau_table(results, agg["tau_grid"]),
-            "SYP threshold selection on the validation sets (uses validation labels, spec 2.9)",
+            "SYP threshold selection on the validation sets (uses validation labels)",
         ),
     }
     for key, (df, title) in tabs.items():
@@ -728,7 +731,7 @@ def write_report(
         store.save_table(
             checks_table(results, agg, cfg, groups),
             out["checks"],
-            title="SYP checks (spec 6.6): check, value, threshold, holds",
+            title="SYP checks (docs/syp.md, reading R12): check, value, threshold, holds",
         )
     ora = pred[pred["method"] == "SYP (ORA-A)"]
     store.save_figure(

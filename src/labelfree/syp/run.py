@@ -52,7 +52,7 @@ from labelfree.syp.plan import (
     meta_names,
     rot_name,
     validation_plan,
-    variant_specs,
+    variant_overrides,
 )
 
 log = logging.getLogger("labelfree.syp")
@@ -132,7 +132,7 @@ def build_indicator_table(
     train_rot_feats: np.ndarray | None = None,
     seed: int = 0,
 ) -> IndicatorTable:
-    """Spec 2.10 steps 1-2 for one classifier. ``sets``: name -> (kind, inputs), meta-sets first.
+    """Indicator rows and set-level scores of one classifier (docs/syp.md, readings R2-R4, R9). ``sets``: name -> (kind, inputs), meta-sets first.
 
     FD reference = training-set features; ATC threshold and clean accuracy from the ID test set.
     Set-level scores: ConfScore, Entropy, ATC (kit), FD, DoC, and Rotation when rotated features are
@@ -225,10 +225,10 @@ class VariantResult:
 def run_variant(
     table: IndicatorTable, variant: Variant, seeds: Sequence[int], threads: int | None = None
 ) -> VariantResult:
-    """Spec 2.10 steps 3-5 for one variant: pooled (or per-set) normalisation of the meta-set rows,
+    """One oracle variant (docs/syp.md, readings R5-R8): pooled (or per-set) normalisation of the meta-set rows,
     oracle training with one whole meta-set per batch, per-set normalised scoring of every set.
 
-    Validation labels are never seen here (spec check 21): only meta-set rows train the oracle.
+    Validation labels are never seen here: only meta-set rows train the oracle.
     """
     # deferred: torch (about 2.5 s CPU to import) only in the oracle job; syp_testsets,
     # syp_indicators and syp_tables import this module without it
@@ -264,9 +264,9 @@ def run_variant(
     return res
 
 
-def variant_from_config(name: str, spec: Mapping, defaults: Mapping) -> Variant:
+def variant_from_config(name: str, overrides: Mapping, defaults: Mapping) -> Variant:
     """Build a Variant from the config's ``oracle`` defaults overridden by a variant entry."""
-    o = {**defaults, **{k: v for k, v in spec.items() if k in defaults}}
+    o = {**defaults, **{k: v for k, v in overrides.items() if k in defaults}}
     ocfg = OracleConfig(
         arch=o["arch"],
         expand=int(o["expand"]),
@@ -283,23 +283,23 @@ def variant_from_config(name: str, spec: Mapping, defaults: Mapping) -> Variant:
     )
     return Variant(
         name=name,
-        columns=tuple(spec.get("indicators", COLUMNS)),
-        normalise=bool(spec.get("normalise", True)),
-        norm_train_scope=str(spec.get("norm_train_scope", "pooled")),
+        columns=tuple(overrides.get("indicators", COLUMNS)),
+        normalise=bool(overrides.get("normalise", True)),
+        norm_train_scope=str(overrides.get("norm_train_scope", "pooled")),
         oracle=ocfg,
     )
 
 
 def build_variant(cfg: Mapping, name: str) -> Variant:
-    """The oracle variant ``name`` of :func:`labelfree.syp.plan.variant_specs` for ``cfg``."""
-    specs = variant_specs(cfg)
-    if name not in specs:
-        raise ValueError(f"syp: unknown oracle variant {name!r}; known {sorted(specs)}")
-    return variant_from_config(name, specs[name], cfg["oracle"])
+    """The oracle variant ``name`` of :func:`labelfree.syp.plan.variant_overrides` for ``cfg``."""
+    variants = variant_overrides(cfg)
+    if name not in variants:
+        raise ValueError(f"syp: unknown oracle variant {name!r}; known {sorted(variants)}")
+    return variant_from_config(name, variants[name], cfg["oracle"])
 
 
 def baseline_predictions(table: IndicatorTable) -> dict[str, tuple[np.ndarray, dict]]:
-    """Every baseline's predicted accuracy (percent) for every set (spec 3).
+    """Every baseline's predicted accuracy (percent) for every set (docs/syp.md, reading R9).
 
     Regression baselines are fitted on the meta-sets only; DoC and ATC-Garg are direct estimates
     (not in the paper).
@@ -325,7 +325,7 @@ def baseline_predictions(table: IndicatorTable) -> dict[str, tuple[np.ndarray, d
 def carve_holdout(y: np.ndarray, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(source rows, holdout rows) of a source split whose holdout is carved out of it.
 
-    For datasets with only two disjoint splits (CIFAR-10: train/test) the holdout of spec 6.1 is a
+    For datasets with only two disjoint splits (CIFAR-10: train/test) the holdout (docs/syp.md, reading R11) is a
     seeded share of the source split, stratified by class; the rest stays the meta-set source and
     the ATC-threshold rows, so source, holdout and threshold never share an image.
     """
@@ -352,8 +352,8 @@ def write_testsets(
     cfg: Mapping,
     seed: int,
 ) -> None:
-    """Build and write every syp test set of one dataset (spec 6.3-6.4) and a json record of the
-    ops, strengths, groups and checksums (spec check 22). ``holdout`` None: carve it out of the
+    """Build and write every syp test set of one dataset (docs/syp.md, reading R11) and a json
+    record of the ops, strengths, groups and checksums. ``holdout`` None: carve it out of the
     source split (``splits.holdout_share``, :func:`carve_holdout`)."""
     t0 = time.perf_counter()
     tr, src = store.read_image_set(train), store.read_image_set(source)
@@ -384,14 +384,14 @@ def write_testsets(
 
     put(REF, tr.x, tr.y)
     for k, name in enumerate(meta_names(int(m["count"]))):
-        x, spec = build_meta_set(
+        x, record = build_meta_set(
             src.x, k, seed, tuple(m["ops"]), int(m["n_ops"]), tuple(m["strength"])
         )
         put(name, x, src.y)
         info["meta"][name] = {
-            "ops": list(spec.ops),
-            "strength": spec.strength,
-            "sha256": spec.checksum,
+            "ops": list(record.ops),
+            "strength": record.strength,
+            "sha256": record.checksum,
         }
     plan = validation_plan(cfg)
     for name, (x, y, meta) in build_validation_sets(hold.x, hold.y, plan, seed).items():
@@ -422,8 +422,8 @@ def model_indicators(
     out_npz: str,
     out_baselines: str,
 ) -> IndicatorTable:
-    """Indicators and set-level baseline scores of one classifier on every syp set (spec 2.10
-    steps 1-2), and the baselines' predictions (spec 3). ``infer``/``testsets`` map test-set name
+    """Indicators and set-level baseline scores of one classifier on every syp set, and the
+    baselines' predictions (docs/syp.md, reading R9). ``infer``/``testsets`` map test-set name
     to path (rotated sets included when the rotation baseline is on); ``kinds`` name -> meta|val."""
     t0 = time.perf_counter()
     rot = bool(cfg["rotation"])
@@ -478,7 +478,8 @@ def train_variant(
     out_json: str,
     threads: int | None = None,
 ) -> None:
-    """Train one oracle variant for every seed (spec 2.8) and score every set (spec 2.10 step 5).
+    """Train one oracle variant for every seed (docs/syp.md, reading R7) and score every
+    set.
 
     Writes the per-sample scores ``q`` (n_seeds, R) aligned with the indicator rows, the weights of
     every seed (safetensors) and the training facts (parameters, iterations, seconds, loss)."""
