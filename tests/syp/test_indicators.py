@@ -1,4 +1,4 @@
-"""Spec section 7, checks 1-5 (indicators) and 8 (ATC redundancy)."""
+"""The indicators' identities and the ATC column's redundancy (docs/syp.md, readings R1-R5)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_atc_threshold_fraction_equals_accuracy():
     # with distinct entropies the fraction is exact, and t is the smallest entropy not below it
     h = np.sort(entropy(p))
     assert frac == thr.accuracy and thr.t == h[int(round(thr.accuracy * n))]
-    # (the spec 2.2 example a = 0.9437, N = 10,000 -> element 9437: test_known_answers.py)
+    # (the paper's a = 0.9437, N = 10,000 -> element 9437: test_known_answers.py)
 
 
 def test_atc_forms():

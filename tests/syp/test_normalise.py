@@ -1,4 +1,4 @@
-"""Spec section 7, checks 6-7 (normalisation identities)."""
+"""Normalisation identities (docs/syp.md, reading R5)."""
 
 from __future__ import annotations
 

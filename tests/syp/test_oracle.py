@@ -1,4 +1,4 @@
-"""Spec section 7, checks 9-15 (oracle, training, aggregation, metrics)."""
+"""The oracle, its training, the aggregation and the metric (docs/syp.md, readings R6-R8, R10)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_parameter_counts_and_output_range():
 
 
 def test_orab_attention_fast_path_matches_general():
-    """Spec 2.7 note: with sequence length 1 the softmax is 1, so the fast path (v only) gives the
+    """Reading R6: with sequence length 1 the softmax is 1, so the fast path (v only) gives the
     general attention's outputs and gradients; q and k get zero gradient in both."""
     torch.manual_seed(0)
     m = orc.OracleB(dropout=0.0)
@@ -65,7 +65,7 @@ def test_weighted_loss():
 def test_poly_schedule():
     """Check 11: lr(0) = base, lr(15000) ~ 0.536 base, lr -> 0 at the end (30,000 iterations)."""
     assert orc.poly_lr(0.1, 0, 30000) == 0.1
-    # spec's "~0.536" is (1 - 1/2)^0.9 = 0.535898...: checked to the exact value
+    # the halfway factor "~0.536" is (1 - 1/2)^0.9 = 0.535898...: checked to the exact value
     assert orc.poly_lr(1.0, 15000, 30000) == pytest.approx(0.5**0.9, rel=1e-12)
     assert round(orc.poly_lr(1.0, 15000, 30000), 3) == 0.536
     assert orc.poly_lr(0.1, 7500, 30000) == pytest.approx(0.1 * 0.75**0.9, rel=1e-12)
@@ -119,7 +119,7 @@ def test_fixed_seed_gives_identical_weights():
 
 
 def test_training_learns_the_toy_signal():
-    """The oracle fits a per-sample rule (correct iff feature 0 > 0.5) with the spec's SGD recipe."""
+    """The oracle fits a per-sample rule (correct iff feature 0 > 0.5) with the SGD recipe of reading R7."""
     g = np.random.default_rng(0)
     x = g.random((200, 6)).astype(np.float32)
     c = (x[:, 0] > 0.5).astype(np.float32)

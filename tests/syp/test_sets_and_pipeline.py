@@ -1,5 +1,5 @@
-"""Spec 6.3-6.4 builders (check 22), baselines (spec 3), the per-classifier pipeline (checks 16, 21)
-and the experiment tables on a tiny synthetic problem."""
+"""Meta-set and validation-set builders (docs/syp.md, reading R11), baselines (R9), the
+per-classifier pipeline and the experiment tables on a tiny synthetic problem."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def test_validation_sets_plan_and_corruptions():
             assert not np.array_equal(xs, x), name
     np.testing.assert_array_equal(sets["syp-val-clean"][0], x)
     np.testing.assert_array_equal(sets["syp-val-clean"][1], y)
-    # corrupted sets keep the holdout's labels; natural sets resample class priors (spec 6.4)
+    # corrupted sets keep the holdout's labels; natural sets resample class priors (reading R11)
     assert all(np.array_equal(v[1], y) for v in sets.values() if v[2]["group"] == "corrupted")
     nat = [v[1] for v in sets.values() if v[2]["group"] == "natural"]
     assert len(nat) == 4 and any(not np.array_equal(np.bincount(n, minlength=4), [10] * 4)
@@ -109,7 +109,7 @@ def test_validation_sets_plan_and_corruptions():
 
 
 def test_rotations_blocks():
-    """Spec 3 Rotation: blocks [90, 180, 270] degrees counter-clockwise, in that order, image
+    """Reading R9, Rotation: blocks [90, 180, 270] degrees counter-clockwise, in that order, image
     order kept within a block. Hand case: [[1, 2], [3, 4]] turned 90 degrees counter-clockwise is
     [[2, 4], [1, 3]], 180 is [[4, 3], [2, 1]], 270 is [[3, 1], [4, 2]]."""
     x = np.array([[[1, 2], [3, 4]], [[5, 6], [7, 8]]], dtype=np.uint8)[..., None]
@@ -223,10 +223,10 @@ def test_tables_on_synthetic_results():
         "norm_train_scope": "pooled",
     }
     agg = {"mode": "threshold", "tau": "select", "tau_grid": [0.45, 0.5, 0.55], "fixed_tau": 0.5}
-    specs = plan.variant_overrides(cfg)
-    assert set(specs) == {"ora_a", "ora_b", "ora_a_adj", "ora_b_adj", "ind_h", "r4", "no_norm"}
+    variants = plan.variant_overrides(cfg)
+    assert set(variants) == {"ora_a", "ora_b", "ora_a_adj", "ora_b_adj", "ind_h", "r4", "no_norm"}
     q = {}
-    for name in specs:
+    for name in variants:
         res = run_variant(table, build_variant(cfg, name), [0, 1], threads=1)
         q[name] = res.q
 
@@ -240,7 +240,7 @@ def test_tables_on_synthetic_results():
     true = results[0].true_acc(results[0].val_sets())
     const = t5.loc[t5["setting"] == "constant 100 % predictor", "rmse"].item()
     assert const == pytest.approx(rmse(true, np.full(len(true), 100.0)))
-    # the paper's cross-table identity (spec 5): Table 3's last row, Table 4's r = 8, Table 5's
+    # the paper's cross-table identity (Tables 3-5): Table 3's last row, Table 4's r = 8, Table 5's
     # "with normalisation" and Table 2's first row are Table 1's ORA-A; the other rows come from
     # their own variant's scores (recomputed here through tau selection on the validation sets)
     ora_a = t1.loc[t1["method"] == "SYP (ORA-A)", "rmse_overall"].item()

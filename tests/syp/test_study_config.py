@@ -1,6 +1,6 @@
-"""Issue 16 (SYP): source, holdout and train splits must not overlap; the paper config carves its
-holdout out of the CIFAR-10 test split instead of reusing it (spec 6.1: the holdout is "never used
-for meta-training")."""
+"""Source, holdout and train splits must not overlap; the paper config carves its holdout out of
+the CIFAR-10 test split instead of reusing it (docs/syp.md, reading R11: the holdout is never used
+for meta-training)."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def test_carved_holdout_is_disjoint_stratified_and_seeded():
 
 
 def test_paper_config_has_disjoint_splits():
-    """config/paper/syp-cifar10.yaml (issue 16 item 1): validates and passes check_config; its old
+    """config/paper/syp-cifar10.yaml validates and passes check_config; its old
     form (source = holdout = test) is refused."""
     from labelfree.config import validate_config
 
