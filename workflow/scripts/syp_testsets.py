@@ -1,4 +1,5 @@
-"""Adapter: every syp test set of the zoo's dataset (rule syp_testsets; docs/syp.md, reading R11)."""
+"""Adapter: every syp test set of the zoo's dataset (rule syp_testsets; docs/syp.md,
+reading R11)."""
 
 import logging
 

@@ -11,7 +11,8 @@ MODES = ("threshold", "mean")
 
 
 def set_accuracy(q: np.ndarray, tau: float = 0.5, mode: str = "threshold") -> float:
-    """Predicted accuracy in percent: ``100 mean(q > tau)`` (authors' code), or ``100 mean(q)`` (soft)."""
+    """Predicted accuracy in percent: ``100 mean(q > tau)`` (authors' code), or ``100 mean(q)``
+    (soft)."""
     q = np.asarray(q, dtype=np.float64)
     if q.size == 0:
         raise ValueError("set_accuracy: empty score vector")
@@ -23,14 +24,16 @@ def set_accuracy(q: np.ndarray, tau: float = 0.5, mode: str = "threshold") -> fl
 
 
 def ensemble_scores(*qs: np.ndarray) -> np.ndarray:
-    """Average the per-sample scores of several oracles before thresholding (docs/syp.md, reading R8)."""
+    """Average the per-sample scores of several oracles before thresholding (docs/syp.md,
+    reading R8)."""
     if not qs:
         raise ValueError("ensemble_scores: no score vectors")
     return np.mean(np.stack([np.asarray(q, dtype=np.float64) for q in qs]), axis=0)
 
 
 def rmse(true: np.ndarray, pred: np.ndarray) -> float:
-    """``sqrt(mean((true - pred)^2))`` (with the 1/M the paper's eq. 16 omits: docs/syp.md, reading R10)."""
+    """``sqrt(mean((true - pred)^2))`` (with the 1/M the paper's eq. 16 omits: docs/syp.md,
+    reading R10)."""
     t = np.asarray(true, dtype=np.float64)
     p = np.asarray(pred, dtype=np.float64)
     if t.shape != p.shape or t.size == 0:

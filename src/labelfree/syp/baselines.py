@@ -37,7 +37,8 @@ def atc_kit_threshold(id_probs: np.ndarray, id_labels: np.ndarray) -> float:
 
 
 def atc_kit_score(probs: np.ndarray, t_s: float) -> float:
-    """Kit ATC score: percentage of samples with ``-H < t_s`` (the kit's tail: docs/syp.md, reading R9)."""
+    """Kit ATC score: percentage of samples with ``-H < t_s`` (the kit's tail: docs/syp.md,
+    reading R9)."""
     return float(100.0 * np.mean(-entropy(probs) < t_s))
 
 
@@ -67,7 +68,8 @@ def rotation_labels(n: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class RotationHead:
-    """A 4-way linear head on frozen penultimate features predicting the rotation (docs/syp.md, reading R9)."""
+    """A 4-way linear head on frozen penultimate features predicting the rotation (docs/syp.md,
+    reading R9)."""
 
     clf: Any  # a fitted sklearn.linear_model.LogisticRegression
 

@@ -36,7 +36,8 @@ class ATCThreshold:
 
 
 def atc_threshold(probs: np.ndarray, labels: np.ndarray) -> ATCThreshold:
-    """ATC threshold on the clean in-distribution test set (authors' code): ``t = sorted(H)[ceil(a N)]``.
+    """ATC threshold on the clean in-distribution test set (authors' code):
+    ``t = sorted(H)[ceil(a N)]``.
 
     0-based index, clipped to N-1 when a = 1. The fraction of clean samples with ``H < t`` then
     equals the clean accuracy ``a`` (exactly with distinct entropies; docs/syp.md, reading R2).
@@ -124,7 +125,7 @@ def frechet_distance(a: FeatureStats, b: FeatureStats, eps: float = 1e-6) -> flo
 
 
 # ---------------------------------------------------------------------------------------------
-# image indicators (paper eq. 8-11; docs/syp.md, reading R4), vectorised over (N, H, W, C) uint8 images
+# image indicators (paper eq. 8-11; docs/syp.md, reading R4), over (N, H, W, C) uint8 images
 # ---------------------------------------------------------------------------------------------
 
 
@@ -147,7 +148,8 @@ def pixel_variance(x: np.ndarray) -> np.ndarray:
 
 
 def pixel_entropy_term(x: np.ndarray) -> np.ndarray:
-    """Mean of ``-v ln(v + 1e-6)`` with ``v = pixel / 256`` over all raw values (authors' code) (N,)."""
+    """Mean of ``-v ln(v + 1e-6)`` with ``v = pixel / 256`` over all raw values (authors' code),
+    (N,)."""
     x = _check_images(x)
     v = x.reshape(len(x), -1).astype(np.float64) / 256.0
     return (-v * np.log(v + 1e-6)).mean(axis=1)

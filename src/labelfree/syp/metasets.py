@@ -111,7 +111,7 @@ def _square_masks(n: int, h: int, w: int, top, left, size_h, size_w) -> np.ndarr
 
 
 # ---------------------------------------------------------------------------------------------
-# meta-set operations (docs/syp.md, reading R11): f(x, rng, strength) -> x, magnitudes drawn per image
+# meta-set operations (docs/syp.md, reading R11): f(x, rng, strength) -> x, per-image magnitudes
 # ---------------------------------------------------------------------------------------------
 
 
@@ -218,7 +218,8 @@ def build_meta_set(
 
 
 # ---------------------------------------------------------------------------------------------
-# validation corruptions (docs/syp.md, reading R11), severities 1..5; spatial sizes scale with the image side
+# validation corruptions (docs/syp.md, reading R11), severities 1..5; spatial sizes scale with
+# the image side
 # ---------------------------------------------------------------------------------------------
 
 
@@ -426,7 +427,8 @@ def corrupt(x: np.ndarray, name: str, severity: int, seed: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------
-# natural shifts (docs/syp.md, reading R11; CIFAR-10-F analogue): Dirichlet class priors + a style change
+# natural shifts (docs/syp.md, reading R11; CIFAR-10-F analogue): Dirichlet class priors + a
+# style change
 # ---------------------------------------------------------------------------------------------
 
 STYLES = ("thicken", "thin", "shear", "downup")

@@ -1,8 +1,9 @@
 """Indicator normalisation (paper eq. 17-18; docs/syp.md, reading R5).
 
-Training rows (all meta-sets) are min-max normalised with pooled minima/maxima (authors' code) or per set
-(``norm_train_scope: per_set``, the paper's implied reading). Evaluation sets are min-max normalised
-within the set, except FD, which uses the meta-sets' FD range and is clipped to [0, 1] (authors' code).
+Training rows (all meta-sets) are min-max normalised with pooled minima/maxima (authors' code) or
+per set (``norm_train_scope: per_set``, the paper's implied reading). Evaluation sets are min-max
+normalised within the set, except FD, which uses the meta-sets' FD range and is clipped to [0, 1]
+(authors' code).
 A zero-range column gives 0, never NaN (the authors' code would give NaN).
 """
 

@@ -108,14 +108,15 @@ def oracle_predictions(
 def ensemble(
     qa: Sequence[Mapping[str, np.ndarray]], qb: Sequence[Mapping[str, np.ndarray]]
 ) -> list[dict[str, np.ndarray]]:
-    """Seed-wise average of two oracles' per-sample scores (the RepVGG-A0 submission: docs/syp.md, reading R8)."""
+    """Seed-wise average of two oracles' per-sample scores (the RepVGG-A0 submission: docs/syp.md,
+    reading R8)."""
     return [{k: ensemble_scores(a[k], b[k]) for k in a} for a, b in zip(qa, qb, strict=True)]
 
 
 #: The ensemble row (Table 1 "SYP (ORA-A+B ensemble)", Table 2 "+ ORA-B ensemble"): Table 2 is
 #: cumulative ("+ Loss adjustment" then "+ ORA-B ensemble") and the loss adjustment belongs to the
-#: RepVGG-A0 script that trained both oracles of the submission (docs/syp.md, reading R8), so both members
-#: are loss-adjusted. Averaging the adjusted ORA-A with a plain ORA-B would mix two recipes.
+#: RepVGG-A0 script that trained both oracles of the submission (docs/syp.md, reading R8), so both
+#: members are loss-adjusted. Averaging the adjusted ORA-A with a plain ORA-B would mix two recipes.
 ENSEMBLE_MEMBERS = ("ora_a_adj", "ora_b_adj")
 
 
@@ -157,7 +158,8 @@ def _rmse_stats(preds: list[tuple[float, np.ndarray]], true: np.ndarray) -> tupl
 def table1(
     results: Sequence[ModelResults], agg: Mapping, groups: Mapping[str, str]
 ) -> pd.DataFrame:
-    """Table 1: RMSE of every method per classifier, with the per-group breakdown (paper Table 1)."""
+    """Table 1: RMSE of every method per classifier, with the per-group breakdown (paper Table
+    1)."""
     pred = prediction_rows(results, agg, groups)
     rows = []
     for (model, method), df in pred.groupby(["model", "method"], sort=False):
@@ -353,8 +355,8 @@ def fig10_table(
     results: Sequence[ModelResults], agg: Mapping, cfg: Mapping, n_meta: int | None = None
 ) -> pd.DataFrame:
     """Figure 10 data: validation RMSE (mean ± std over seeds) of ORA-A per iteration count and
-    per base learning rate, both classifiers (paper Fig. 10, best at 30,000 iterations and lr 0.1; docs/syp.md,
-    reading R13)."""
+    per base learning rate, both classifiers (paper Fig. 10, best at 30,000 iterations and lr 0.1;
+    docs/syp.md, reading R13)."""
     o = cfg["oracle"]
     base_passes = float(o["passes"])
     lr0 = base_lr("A", o["lr"])

@@ -132,7 +132,8 @@ def build_indicator_table(
     train_rot_feats: np.ndarray | None = None,
     seed: int = 0,
 ) -> IndicatorTable:
-    """Indicator rows and set-level scores of one classifier (docs/syp.md, readings R2-R4, R9). ``sets``: name -> (kind, inputs), meta-sets first.
+    """Indicator rows and set-level scores of one classifier (docs/syp.md, readings R2-R4, R9).
+    ``sets``: name -> (kind, inputs), meta-sets first.
 
     FD reference = training-set features; ATC threshold and clean accuracy from the ID test set.
     Set-level scores: ConfScore, Entropy, ATC (kit), FD, DoC, and Rotation when rotated features are
@@ -225,8 +226,9 @@ class VariantResult:
 def run_variant(
     table: IndicatorTable, variant: Variant, seeds: Sequence[int], threads: int | None = None
 ) -> VariantResult:
-    """One oracle variant (docs/syp.md, readings R5-R8): pooled (or per-set) normalisation of the meta-set rows,
-    oracle training with one whole meta-set per batch, per-set normalised scoring of every set.
+    """One oracle variant (docs/syp.md, readings R5-R8): pooled (or per-set) normalisation of the
+    meta-set rows, oracle training with one whole meta-set per batch, per-set normalised scoring of
+    every set.
 
     Validation labels are never seen here: only meta-set rows train the oracle.
     """
@@ -325,9 +327,10 @@ def baseline_predictions(table: IndicatorTable) -> dict[str, tuple[np.ndarray, d
 def carve_holdout(y: np.ndarray, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(source rows, holdout rows) of a source split whose holdout is carved out of it.
 
-    For datasets with only two disjoint splits (CIFAR-10: train/test) the holdout (docs/syp.md, reading R11) is a
-    seeded share of the source split, stratified by class; the rest stays the meta-set source and
-    the ATC-threshold rows, so source, holdout and threshold never share an image.
+    For datasets with only two disjoint splits (CIFAR-10: train/test) the holdout (docs/syp.md,
+    reading R11) is a seeded share of the source split, stratified by class; the rest stays the
+    meta-set source and the ATC-threshold rows, so source, holdout and threshold never share an
+    image.
     """
     if not 0 < share < 1:
         raise ValueError(f"syp.splits.holdout_share must lie in (0, 1), got {share}")
