@@ -83,7 +83,8 @@ class RotationHead:
 def fit_rotation_head(feats_by_angle: np.ndarray, seed: int = 0, c: float = 1.0) -> RotationHead:
     """Train the rotation head on the classifier's training set, all four rotations, cross-entropy,
     backbone frozen (our reading for the kit's undocumented heads: docs/syp.md, reading R9)."""
-    # deferred: scikit-learn (about 0.5 s CPU to import) only where a head is fitted
+    # deferred: scikit-learn takes seconds to import (5-7 s on the shared 2-core machine); only
+    # the syp_indicators job fits a head, syp_tables and the scorecard import this module without
     from sklearn.linear_model import LogisticRegression
 
     n = len(feats_by_angle) // 4
@@ -108,7 +109,7 @@ class LinearFit:
 
 def fit_linear(scores: np.ndarray, acc: np.ndarray) -> LinearFit:
     """``sklearn.linear_model.LinearRegression`` of accuracy (percent) on one scalar score."""
-    # deferred: scikit-learn (about 0.5 s CPU to import) only where a baseline is fitted
+    # deferred: scikit-learn, as in fit_rotation_head
     from sklearn.linear_model import LinearRegression
 
     s = np.asarray(scores, dtype=np.float64).reshape(-1, 1)

@@ -232,8 +232,9 @@ def run_variant(
 
     Validation labels are never seen here: only meta-set rows train the oracle.
     """
-    # deferred: torch (about 2.5 s CPU to import) only in the oracle job; syp_testsets,
-    # syp_indicators and syp_tables import this module without it
+    # deferred: torch takes seconds to import (12-14 s on the shared 2-core machine); only the
+    # syp_oracle job trains, syp_testsets, syp_indicators and syp_tables import this module
+    # without it
     from labelfree.syp.oracle import count_parameters, predict_scores, train_oracle
 
     unknown = [c for c in variant.columns if c not in COLUMNS]
