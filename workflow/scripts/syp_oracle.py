@@ -3,11 +3,9 @@
 
 import logging
 
-logging.basicConfig(
-    filename=snakemake.log[0],  # noqa: F821
-    level=logging.INFO,
-    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-)
+from labelfree.joblog import log_to
+
+log_to(snakemake.log[0])  # noqa: F821 (log and tracebacks to the log)
 
 from labelfree.syp.run import train_variant  # noqa: E402
 

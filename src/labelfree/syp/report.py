@@ -670,6 +670,30 @@ def load_results(
     return out
 
 
+def report_inputs(
+    models: Sequence[str],
+    variants: Sequence[str],
+    indicators: Sequence[str],
+    baselines: Sequence[str],
+    oracle_npz: Sequence[str],
+    oracle_json: Sequence[str],
+    info: str,
+) -> tuple[list[ModelResults], dict[str, str], dict[tuple[str, str], int]]:
+    """What :func:`write_report` reads, from the artefacts of rule syp_tables: the results per
+    classifier, validation set -> group (from the test-set index ``info``) and (model, variant) ->
+    oracle parameter count. ``oracle_npz`` / ``oracle_json`` list model by model, each model's
+    variants in ``variants`` order (the rule's ``expand`` order)."""
+    n_v = len(variants)
+    oracle, params = {}, {}
+    for i, m in enumerate(models):
+        own = slice(i * n_v, (i + 1) * n_v)
+        oracle[m] = dict(zip(variants, oracle_npz[own], strict=True))
+        for v, path in zip(variants, oracle_json[own], strict=True):
+            params[(m, v)] = int(store.load_json(path)["params"])
+    groups = {name: rec["group"] for name, rec in store.load_json(info)["val"].items()}
+    return load_results(models, indicators, baselines, oracle), groups, params
+
+
 def write_report(
     results: Sequence[ModelResults],
     cfg: Mapping,
