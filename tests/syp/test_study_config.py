@@ -126,3 +126,27 @@ def test_write_testsets_carves_the_holdout(tmp_path):
     np.testing.assert_array_equal(meta.y, y[keep])
     info = store.load_json(tmp_path / "info.json")
     assert (info["n_source"], info["n_holdout"]) == (30, 10)
+
+
+def test_workflow_plan_registers_groups_checks_and_names_outputs():
+    """The rule file's one call: groups registered even when the study is disabled, the config
+    checked only when it is enabled, outputs named by the one naming rule."""
+    cfg = {
+        **_cfg(),
+        "tables": {"indicator_ablation": [["H"]], "expand_grid": [8]},
+        "oracle": {"expand": 8, "passes": 30, "lr": None},
+        "norm_train_scope": "pooled",
+        "atc_form": "difference", "blur_form": "clean", "image_form": "code", "aggregate": {},
+    }
+    datasets = {"d": {"test_split": "source"}}
+    groups: dict[str, list[str]] = {}
+    p = plan.workflow_plan(cfg, ZOOS, datasets, groups, lambda zoo: ["id"], enabled=False)
+    assert groups == p.groups and groups["syp_meta"] == ["syp-meta-000", "syp-meta-001"]
+    assert list(p.kinds) == [*groups["syp_meta"], *groups["syp_val"]]
+    assert p.infer_sets == ["syp-train", *p.kinds]
+    assert p.tables["table1"] == "results/syp/tables/table1-syp.csv"
+    assert set(p.variants) >= {"ora_a", "ora_b", "ind_h", "no_norm"}
+    assert p.targets() == [*p.tables.values(), *p.figures.values()]
+    with pytest.raises(plan.StudyConfigError, match="testsets must list"):
+        plan.workflow_plan(cfg, ZOOS, datasets, {}, lambda zoo: ["id"], enabled=True)
+    plan.workflow_plan(cfg, ZOOS, datasets, {}, lambda zoo: _names(cfg), enabled=True)
