@@ -31,8 +31,8 @@ def declared_stems() -> dict[tuple[str, str], list[str]]:
                              module_str(pace, "PACE_CROSS_STEM"),
                              module_str(pace, "PACE_CSS_COV_STEM")],  # fmt: skip
         ("pace", "figures"): list(smk_literal(pace, "PACE_FIGURES").values()),
-        ("syp", "tables"): list(module_literal(SRC / "syp" / "layout.py", "TABLE_NAMES")),
-        ("syp", "figures"): list(module_literal(SRC / "syp" / "layout.py", "FIGURE_NAMES")),
+        ("syp", "tables"): list(module_literal(SRC / "syp" / "plan.py", "TABLE_NAMES")),
+        ("syp", "figures"): list(module_literal(SRC / "syp" / "plan.py", "FIGURE_NAMES")),
         ("alphatrim", "tables"): list(module_literal(SRC / "alphatrim" / "layout.py", "TABLES")),
         ("alphatrim", "figures"): list(module_literal(SRC / "alphatrim" / "layout.py", "FIGURES")),
         ("metamorphic", "tables"): smk_literal(RULES / "metamorphic.smk", "MM_TABLES"),

@@ -64,7 +64,8 @@ def test_scorecard_reports_every_set(capsys):
 
 
 def test_syp_indicators_report_every_set(tmp_path, capsys):
-    from labelfree.syp.study import REF, model_indicators
+    from labelfree.syp.plan import REF
+    from labelfree.syp.run import model_indicators
 
     r = np.random.default_rng(1)
     names = ["id", "meta-000", "meta-001", "meta-002", "val-000"]

@@ -24,31 +24,9 @@ from typing import Any
 
 from labelfree.config import default_zoo_missing
 from labelfree.pace.plan import skip_reason as _pace
-
-#: Test-set groups the studies register and need their zoo to list (their rule files register
-#: the names: syp.smk).
-SYP_GROUPS = ("id", "syp_ref", "syp_meta", "syp_val")
-
+from labelfree.syp.plan import skip_reason as _syp
 
 _zoo_missing = default_zoo_missing
-
-
-def _syp(cfg: Mapping[str, Any], user: Mapping[str, Any], preds: Collection[str]) -> str | None:
-    syp, zoos = cfg["syp"], cfg["zoos"]
-    zoo = syp["zoo"]
-    if zoo not in zoos:
-        return _zoo_missing("syp", zoo, user)
-    if zoo in preds:
-        return (f"zoo {zoo!r} is a prediction zoo: SYP runs its models on meta-sets and "
-                "validation sets it builds from images, which needs weights")
-    have = set(zoos[zoo]["testsets"])
-    groups = [g for g in (*SYP_GROUPS, *(["syp_rot"] if syp["rotation"] else [])) if g not in have]
-    feats = [] if "penultimate" in zoos[zoo]["features"] else ["penultimate"]
-    if groups or feats:
-        return (f"zoo {zoo!r} lacks what SYP needs: test sets {groups} (meta-sets and validation "
-                f"sets SYP builds from the dataset) and features {feats}; list them in "
-                f"zoos.{zoo}.testsets / features to run it")
-    return None
 
 
 def _alphatrim(cfg: Mapping[str, Any], user: Mapping[str, Any],
@@ -120,33 +98,6 @@ def labelled_zoos(
         else:
             keep.append(z)
     return keep, skip
-
-
-def feature_dtype(cfg: Mapping[str, Any], zoo: str) -> str:
-    """Storage precision of a zoo's features: ``zoos.<zoo>.feature_dtype``, where ``auto`` is
-    float32 for the zoo of an enabled syp study and float16 otherwise (issue 16: float16 storage
-    moves syp's FD and Rotation scores and its tables, bench/results/syp_feature_precision.md).
-    """
-    want = cfg["zoos"][zoo].get("feature_dtype", "auto")
-    if want != "auto":
-        return str(want)
-    syp = cfg.get("syp", {}) or {}
-    return "float32" if syp.get("enabled", True) and syp.get("zoo", "syp") == zoo else "float16"
-
-
-def autocast(cfg: Mapping[str, Any], zoo: str) -> bool:
-    """Whether a zoo's inference runs under float16 autocast on CUDA: ``zoos.<zoo>.amp``, where
-    ``auto`` is ``inference.amp`` except for the zoo of an enabled syp study, which runs in
-    float32 (issue 16: autocast moved 79 of 100 Table 1 cells on an H100,
-    bench/results/gpu_checks_syp_autocast.md). Ignored on CPU.
-    """
-    want = cfg["zoos"][zoo].get("amp", "auto")
-    if want != "auto":
-        return bool(want)
-    syp = cfg.get("syp", {}) or {}
-    if syp.get("enabled", True) and syp.get("zoo", "syp") == zoo:
-        return False
-    return bool((cfg.get("inference", {}) or {}).get("amp", True))
 
 
 #: extra-all-zoos' reason for a zoo of one model (scorecard spec 12.2-12.3 compare models).

@@ -12,8 +12,7 @@ import torch
 
 from labelfree.inference import InferenceError, infer_group
 from labelfree.store import ArtefactError, load_npz, read_features, write_image_set, write_inference
-from labelfree.studyplan import autocast, feature_dtype
-from labelfree.syp.layout import StudyConfigError, check_config
+from labelfree.syp.plan import StudyConfigError, autocast, check_config, feature_dtype
 from labelfree.zoo import build_model, save_model
 
 

@@ -29,9 +29,9 @@ from snakemake.exceptions import WorkflowError
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 from labelfree.config import ConfigError, check_zoos, validate_config
-from labelfree.studyplan import autocast as studyplan_autocast
-from labelfree.studyplan import feature_dtype as studyplan_feature_dtype
 from labelfree.studyplan import fixed_zoo_skips, labelled_zoos
+from labelfree.syp.plan import autocast as syp_autocast
+from labelfree.syp.plan import feature_dtype as syp_feature_dtype
 from labelfree.zoo.bundle import BundleError, assign_bundles
 from labelfree.zoo.predictions import PredictionZooError, scan_cached
 from labelfree.zoo.sheet import ZooError, build_sheet
