@@ -5,6 +5,10 @@ the configuration checks the schema cannot express, and the reason to skip the s
 Parse-time module: it imports no scipy, torch, matplotlib or pandas (every ``snakemake`` call
 imports it). Only :func:`weights_geometry` imports torchvision, and only for a zoo whose rows
 name torchvision weights (the paper-scale configurations).
+
+``cfg`` is the validated ``metamorphic`` section of the config throughout, as in
+:mod:`labelfree.metamorphic.run` and :mod:`labelfree.metamorphic.report`; only
+:func:`skip_reason` takes the whole config.
 """
 
 from __future__ import annotations

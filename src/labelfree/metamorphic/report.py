@@ -3,7 +3,7 @@ per-image tables written by :func:`labelfree.metamorphic.run.zoo_verdicts`.
 
 Every output names the paper table or figure it reproduces (the paper's Sections 5 and 6; the
 checks: docs/metamorphic.md, reading R12). :func:`write_report` is the single entry point of the
-``metamorphic_report`` rule.
+``metamorphic_report`` rule; ``cfg`` is the validated ``metamorphic`` section of the config.
 """
 
 from __future__ import annotations

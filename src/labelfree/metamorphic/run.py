@@ -15,7 +15,8 @@ Bounded memory: at paper scale a follow-up set is 7 x 50,000 ImageNet images (ab
 would stay resident) and follow-ups are written a chunk at a time into an ``.npz`` member by member
 (:class:`NpzStreamWriter`). The files are ordinary uncompressed ``.npz`` archives (what
 :func:`labelfree.store.save_npz` writes), readable by :func:`labelfree.store.read_image_set`
-(docs/metamorphic.md, "Memory of a paper-shaped run").
+(docs/metamorphic.md, "Memory of a paper-shaped run"). ``cfg`` is the validated ``metamorphic``
+section of the config.
 """
 
 from __future__ import annotations
