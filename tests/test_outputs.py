@@ -35,8 +35,8 @@ def declared_stems() -> dict[tuple[str, str], list[str]]:
         ("syp", "figures"): list(module_literal(SRC / "syp" / "plan.py", "FIGURE_NAMES")),
         ("alphatrim", "tables"): list(module_literal(SRC / "alphatrim" / "layout.py", "TABLES")),
         ("alphatrim", "figures"): list(module_literal(SRC / "alphatrim" / "layout.py", "FIGURES")),
-        ("metamorphic", "tables"): smk_literal(RULES / "metamorphic.smk", "MM_TABLES"),
-        ("metamorphic", "figures"): smk_literal(RULES / "metamorphic.smk", "MM_FIGURES"),
+        ("metamorphic", "tables"): smk_literal(RULES / "metamorphic.smk", "METAMORPHIC_TABLES"),
+        ("metamorphic", "figures"): smk_literal(RULES / "metamorphic.smk", "METAMORPHIC_FIGURES"),
         ("scorecard", "tables"): [f"extra-{t}" for t in smk_literal(
             RULES / "functions" / "scorecard.smk", "SCORECARD_TABLES")]
         + [module_str(RULES / "functions" / "scorecard.smk", "SCORECARD_COVERAGE")],  # fmt: skip

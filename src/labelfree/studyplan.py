@@ -23,6 +23,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from labelfree.config import default_zoo_missing
+from labelfree.metamorphic.plan import skip_reason as _metamorphic
 from labelfree.pace.plan import skip_reason as _pace
 from labelfree.syp.plan import skip_reason as _syp
 
@@ -42,19 +43,6 @@ def _alphatrim(cfg: Mapping[str, Any], user: Mapping[str, Any],
         if bad:
             return (f"experiment {name!r} uses prediction zoo(s) {bad}: the study needs models "
                     "trained with known seeds (and a backbone's weights), not arrays")
-    return None
-
-
-def _metamorphic(cfg: Mapping[str, Any], user: Mapping[str, Any],
-                 preds: Collection[str]) -> str | None:
-    zoos = cfg["metamorphic"]["zoos"]
-    if not zoos:
-        return ("no zoos are configured (metamorphic.zoos); the study runs models on follow-up "
-                "images it renders from DigitScenes or annotated datasets")
-    bad = [z for z in zoos if z in preds]
-    if bad:
-        return (f"zoo(s) {bad} are prediction zoos: the study runs models on follow-up images "
-                "it renders, which needs weights")
     return None
 
 

@@ -12,7 +12,7 @@ from labelfree.data.base import DataError
 from labelfree.data.coco import CocoImages
 from labelfree.data.imagenet import ImageNetVal, boxes_mask
 from labelfree.data.registry import build_dataset, prepare_dataset
-from labelfree.metamorphic.chunked import npz_rows
+from labelfree.metamorphic.run import npz_rows
 from labelfree.store import (
     ArtefactError,
     ImageSet,

@@ -79,12 +79,12 @@ def test_a_zoo_with_multi_label_labels_only_says_why_it_is_not_scored(tmp_path):
     r = np.random.default_rng(1)
     f = tmp_path / "m.npz"
     store.write_inference(f, {t: {"logits": r.normal(size=(N, K)).astype(np.float32)}
-                              for t in ("id", "mm-ml")})
+                              for t in ("id", "metamorphic-ml")})
     paths = []
-    for t in ("id", "mm-ml"):
+    for t in ("id", "metamorphic-ml"):
         paths.append(tmp_path / f"{t}.npz")
         np.savez(paths[-1], y=r.integers(0, 2, (N, K)))  # multi-hot, as DigitScenes writes it
-    z = read_zoo({"id": [f], "mm-ml": [f]}, ["id", "mm-ml"], paths,
-                 {"id": "source", "mm-ml": "mm_ml"})
-    assert not z.probs and z.skipped == {"id": "multi-label", "mm-ml": "multi-label"}
-    assert z.why_unscored().startswith("multi-label labels only (id, mm-ml)")
+    z = read_zoo({"id": [f], "metamorphic-ml": [f]}, ["id", "metamorphic-ml"], paths,
+                 {"id": "source", "metamorphic-ml": "metamorphic_ml"})
+    assert not z.probs and z.skipped == {"id": "multi-label", "metamorphic-ml": "multi-label"}
+    assert z.why_unscored().startswith("multi-label labels only (id, metamorphic-ml)")
