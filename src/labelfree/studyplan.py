@@ -23,6 +23,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from labelfree.config import default_zoo_missing
+from labelfree.laf.plan import labelled_zoos
 
 #: Test-set groups the studies register and need their zoo to list (their rule files register
 #: the names: pace.smk, syp.smk).
@@ -120,27 +121,6 @@ def fixed_zoo_skips(
         if reason:
             out[study] = reason
     return out
-
-
-def labelled_zoos(
-    zoos: list[str], labelled: Mapping[str, list[str]], n_models: Mapping[str, int], study: str,
-    min_models: int = 2,
-) -> tuple[list[str], dict[str, str]]:
-    """(zoos a study can score, zoo -> reason for the others): it scores against labels and
-    needs ``min_models`` models (laf ranks two or more; the scorecard scores one model on
-    estimation). ``labelled``: zoo -> its labelled test sets."""
-    keep, skip = [], {}
-    for z in zoos:
-        n = n_models.get(z, 0)
-        if n < min_models:
-            skip[z] = (f"zoo {z!r} has {n} model(s); {study} compares rankings of two or more"
-                       if min_models > 1 else f"zoo {z!r} has no model")
-        elif not labelled.get(z):
-            skip[z] = (f"zoo {z!r} has no labelled test set; {study} scores methods against "
-                       "labels (the answer still ranks and estimates without them)")
-        else:
-            keep.append(z)
-    return keep, skip
 
 
 def feature_dtype(cfg: Mapping[str, Any], zoo: str) -> str:

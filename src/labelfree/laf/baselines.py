@@ -259,10 +259,3 @@ def crc_scores(max_probs: np.ndarray, mode: str = "mean") -> np.ndarray:
         return (wins > m / 2).sum(axis=1).astype(np.float64)
     raise ValueError(f"CRC mode must be 'mean' or 'pairwise', got {mode!r}")
 
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    """Row-wise softmax (float64) of logits (m, K)."""
-    z = np.asarray(logits, dtype=np.float64)
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from labelfree import plots, store
-from labelfree.laf import layout, paper
+from labelfree.laf import paper, plan
 
 log = logging.getLogger(__name__)
 
@@ -745,7 +745,7 @@ def write_all(
     clone_zoos: Sequence[str] | None = None,
 ) -> None:
     """Write every table (csv + md) and figure (png + pdf) of the study, named by
-    :data:`labelfree.laf.layout.TABLES` and ``FIGURES`` (docs/outputs.md)."""
+    :data:`labelfree.laf.plan.TABLES` and ``FIGURES`` (docs/outputs.md)."""
     raw = load_raw(zoos, raw_dir)
     if clone_zoos is None:
         mdl = raw["models"]
@@ -772,7 +772,7 @@ def write_all(
             df = pd.DataFrame({"note": ["no test set of this kind in the configured zoos"]})
         if "zoo" in df:
             df["zoo"] = df["zoo"].astype(str)
-        path = tdir / f"{layout.name(stem)}.csv"
+        path = tdir / f"{plan.name(stem)}.csv"
         store.save_table(df, path, title=TITLES[stem])
         log.info("wrote %s (%d rows)", path, len(df))
     fig_budget(
@@ -780,7 +780,7 @@ def write_all(
         zoos,
         "id",
         "spearman",
-        fdir / f"{layout.name('fig5')}.png",
+        fdir / f"{plan.name('fig5')}.png",
         "Fig. 5: Spearman vs labelling budget, ID (mean +- 1 std over repetitions)",
     )
     fig_budget(
@@ -788,7 +788,7 @@ def write_all(
         zoos,
         "id",
         "kendall",
-        fdir / f"{layout.name('fig6')}.png",
+        fdir / f"{plan.name('fig6')}.png",
         "Fig. 6: Kendall vs labelling budget, ID (mean +- 1 std over repetitions)",
     )
     fig_budget(
@@ -796,18 +796,18 @@ def write_all(
         zoos,
         "natural",
         "spearman",
-        fdir / f"{layout.name('fig7')}.png",
+        fdir / f"{plan.name('fig7')}.png",
         "Fig. 7: Spearman vs labelling budget, natural shift",
     )
-    fig_corruptions(raw, zoos, fdir / f"{layout.name('table6')}.png")
-    fig_rq4_subsets(raw, zoos, fdir / f"{layout.name('fig8')}.png")
-    fig_quality_diversity(raw, zoos, fdir / f"{layout.name('fig9')}.png")
+    fig_corruptions(raw, zoos, fdir / f"{plan.name('table6')}.png")
+    fig_rq4_subsets(raw, zoos, fdir / f"{plan.name('fig8')}.png")
+    fig_quality_diversity(raw, zoos, fdir / f"{plan.name('fig9')}.png")
     fig_budget(
         raw,
         zoos,
         "id",
         "spearman",
-        fdir / f"{layout.name('tableA1')}.png",
+        fdir / f"{plan.name('tableA1')}.png",
         "Table A1 as a figure: Spearman up to the large budgets, ID",
         large=True,
     )
