@@ -88,7 +88,7 @@ def test_syp_indicators_report_every_set(tmp_path, capsys):
 
 
 def test_alphatrim_reports_models_and_regimes(tmp_path, capsys):
-    from labelfree.alphatrim.pipeline import analyse_experiment, train_block, train_experiment
+    from labelfree.alphatrim.run import analyse_experiment, train_block, train_experiment
     from tests.alphatrim.test_pipeline import SOURCES, STUDY
 
     cfg = copy.deepcopy(SOURCES)

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from labelfree.alphatrim.plan import skip_reason as _alphatrim
 from labelfree.config import default_zoo_missing
 from labelfree.laf.plan import labelled_zoos
 
@@ -70,22 +71,6 @@ def _syp(cfg: Mapping[str, Any], user: Mapping[str, Any], preds: Collection[str]
         return (f"zoo {zoo!r} lacks what SYP needs: test sets {groups} (meta-sets and validation "
                 f"sets SYP builds from the dataset) and features {feats}; list them in "
                 f"zoos.{zoo}.testsets / features to run it")
-    return None
-
-
-def _alphatrim(cfg: Mapping[str, Any], user: Mapping[str, Any],
-               preds: Collection[str]) -> str | None:
-    exps = cfg["alphatrim"]["experiments"]
-    if not exps:
-        return ("no experiments are configured (alphatrim.experiments); the study trains its "
-                "own seed-varied zoos (config/config.yaml has examples)")
-    for name, e in exps.items():
-        data = e.get("data", {})
-        used = [data.get("zoo", "")] + list((data.get("zoos") or {}).values())
-        bad = [z for z in used if z in preds]
-        if bad:
-            return (f"experiment {name!r} uses prediction zoo(s) {bad}: the study needs models "
-                    "trained with known seeds (and a backbone's weights), not arrays")
     return None
 
 
