@@ -1,4 +1,4 @@
-"""Figures of the alpha-trimming study (spec section 4). Each returns a matplotlib figure."""
+"""Figures of the alpha-trimming study (paper Section V). Each returns a matplotlib figure."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from typing import Any
 from labelfree.config import ConfigError
 from labelfree.outputs import output_name
 
-#: seed regimes (spec 3.1)
+#: seed regimes (paper Section V; docs/alphatrim.md, reading R8)
 REGIMES = ("S_init", "S_batch", "S_all")
 ENSEMBLE_ZOO = "E1_all"  # the separate S_all zoo of the ensemble block
 
@@ -29,7 +29,7 @@ TABLES = {
     "table3": "Table III",
     "table4": "Table IV",
     "table5": "Table V",
-    "extra-checks": "Checks (spec 6)",
+    "extra-checks": "Checks (docs/alphatrim.md, reading R11)",
 }
 FIGURES = {
     "fig4": "Fig. 4",
@@ -67,7 +67,7 @@ def non_binary_zoos(
 ) -> list[str]:
     """Source ``zoos``: one message per spine zoo whose dataset is not two-class.
 
-    The score is the logit gap m+ - m- of a two-class model (spec 2.1), so own zoos must be
+    The score is the logit gap m+ - m- of a two-class model (paper Section II-A), so own zoos must be
     binary. ``zoo_classes``: spine zoo -> (its dataset, the number of classes its config gives,
     or None when only the data knows; those are checked in the alphatrim_zoo job).
     """
@@ -81,7 +81,7 @@ def non_binary_zoos(
             out.append(
                 f"alphatrim.experiments.{name}.data.zoos.{key}: zoo {zoo!r} is trained on "
                 f"dataset {dataset!r} with {k} classes; the study needs binary zoos (the score "
-                "is the logit gap m+ - m-, spec 2.1): use a two-class dataset, e.g. digits "
+                "is the logit gap m+ - m-, paper Section II-A): use a two-class dataset, e.g. digits "
                 "with options.binary: even_odd (docs/alphatrim.md, 'Zoos must be binary')")
     return out
 
@@ -166,8 +166,8 @@ def experiment_blocks(cfg: Mapping[str, Any]) -> list[tuple[str, int, int]]:
 
 
 def trains_on_gpu(cfg: Mapping[str, Any]) -> bool:
-    """Whether the experiment's training jobs run on a GPU, so must request one (issue 16,
-    alpha-trimming bullet 1): arch ``cnn`` with ``model.device: cuda``. MLPs train on the CPU
+    """Whether the experiment's training jobs run on a GPU, so must request one: arch
+    ``cnn`` with ``model.device: cuda``. MLPs train on the CPU
     whatever the device (labelfree.alphatrim.run.train_models), and source ``zoos`` trains
     nothing here."""
     m = cfg["model"]

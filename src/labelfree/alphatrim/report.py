@@ -18,7 +18,7 @@ from labelfree.outputs import output_name
 from labelfree.store import load_json, load_npz, save_figure, save_table
 
 # ---------------------------------------------------------------------------------------------
-# tables (spec 4)
+# tables (paper Section V)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -55,7 +55,7 @@ def table1(ens: pd.DataFrame, cut: float, delta: float) -> pd.DataFrame:
 def table2(per_model: pd.DataFrame, ens_acc: Mapping[str, float], cut: float) -> pd.DataFrame:
     """Table II per regime: accuracy mean ± std and range, candidate-ensemble accuracy, accuracy
     range of runs with alpha-hat <= cut; plus alpha-hat median/max, share <= cut, Pearson
-    corr(accuracy, alpha-hat), mean plain-KS rejection rate (spec 6.1 columns)."""
+    corr(accuracy, alpha-hat), mean plain-KS rejection rate (docs/alphatrim.md, reading R12)."""
     out = []
     for regime, g in per_model.groupby("regime", sort=False):
         low = g[g["alpha_hat"] <= cut]
@@ -128,14 +128,21 @@ def table_top_band(per_model: pd.DataFrame, band: float) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------
-# checks table (spec 6: conclusions that should remain visible at small scale)
+# checks table (docs/alphatrim.md, reading R11: conclusions that should remain visible at small
+# scale)
 # ---------------------------------------------------------------------------------------------
+
+
+#: The ``source`` column of the checks table. The text is part of the table's csv and is kept
+#: as first written; the conclusions are docs/alphatrim.md's reading R11.
+CHECK_SOURCE = "alpha-trimming spec 6"
 
 
 def checks_table(
     per_model: pd.DataFrame, ens: pd.DataFrame, cut: float, corr_max: float = 0.5
 ) -> pd.DataFrame:
-    """Spec 6 small-scale conclusions (i)-(iii) as rows (check, scope, value, threshold, holds).
+    """The small-scale conclusions (i)-(iii) (docs/alphatrim.md, reading R11) as rows (check,
+    scope, value, threshold, holds, required, source).
 
     (i) alpha-hat mostly near 0 with a tail: median alpha-hat <= cut (required); a tail exists
         (max > cut; informational). (ii) runs with alpha-hat <= cut reach the upper quartile of
@@ -150,7 +157,7 @@ def checks_table(
     def add(check, scope, value, threshold, holds, required):
         rows.append({"check": check, "scope": scope, "value": float(value),
                      "threshold": threshold, "holds": bool(holds), "required": required,
-                     "source": "alpha-trimming spec 6"})
+                     "source": CHECK_SOURCE})
 
     for regime, pm in per_model.groupby("regime", sort=False):
         a, acc = pm["alpha_hat"].to_numpy(), pm["accuracy"].to_numpy()

@@ -66,12 +66,12 @@ from labelfree.store import (
 log = logging.getLogger(__name__)
 
 # ---------------------------------------------------------------------------------------------
-# seeds of the regimes (spec 3.1) and the synthetic tier-2 task (spec 6)
+# seeds of the regimes and the tasks (docs/alphatrim.md, readings R8 and R9)
 # ---------------------------------------------------------------------------------------------
 
 
 def regime_seeds(regime: str, k: int, seed: int, experiment: str) -> tuple[list[int], list[int]]:
-    """(init seeds, batch seeds) of the k models of a regime zoo (spec 3.1).
+    """(init seeds, batch seeds) of the k models of a regime zoo (docs/alphatrim.md, reading R8).
 
     S_init: init varies, batch order fixed; S_batch: the reverse; S_all (and the ensemble zoo
     E1_all, transfer heads): both vary, from two independent streams of one model index.
@@ -92,7 +92,7 @@ def regime_seeds(regime: str, k: int, seed: int, experiment: str) -> tuple[list[
 
 
 def make_synthetic_task(cfg: Mapping[str, Any], seed: int) -> tuple[np.ndarray, ...]:
-    """Tier-2 task (spec 6): sklearn make_classification, standardised, first n_train = train.
+    """Tier-2 task (docs/alphatrim.md, reading R9): sklearn make_classification, standardised, first n_train = train.
 
     Tabular float features are not images, so this task lives in the study, not in the data
     layer (whose contract is uint8 NHWC image sets). Returns x_train, y_train, x_test, y_test.
@@ -124,7 +124,7 @@ def image_task_arrays(
     """A uint8 NHWC image set as [0, 1] floats (flattened for MLPs) and binary labels.
 
     ``positive``/``negative``: class ids merged into label 1 / 0, other classes dropped (the
-    paper's CIFAR-10 task, spec 3.2); otherwise the labels must already be {0, 1}.
+    paper's CIFAR-10 task, docs/alphatrim.md reading R10); otherwise the labels must already be {0, 1}.
     """
     if positive or negative:
         pos, neg = list(positive or []), list(negative or [])
@@ -149,7 +149,7 @@ def image_task_arrays(
 
 @dataclass(frozen=True)
 class AnalysisSettings:
-    """The analysis keys of the config section (spec 5; schema config/schema/alphatrim.yaml)."""
+    """The analysis keys of the config section (schema config/schema/alphatrim.yaml)."""
 
     eps_a: float = 0.01
     n_boot: int = 100
@@ -190,7 +190,7 @@ class AnalysisSettings:
 
 
 def split_reference(k: int, fraction: float) -> int:
-    """Number of reference models: the first ``fraction`` of the zoo (spec 2.10, paper order)."""
+    """Number of reference models: the first ``fraction`` of the zoo (paper Section V; docs/alphatrim.md, reading R2)."""
     m = int(round(k * fraction))
     if not 1 <= m < k:
         raise ValueError(
@@ -207,7 +207,7 @@ def split_reference(k: int, fraction: float) -> int:
 
 @dataclass(frozen=True)
 class ZooAnalysis:
-    """Per-candidate statistics of one zoo (spec 1 "per_model.csv") and the churn matrix."""
+    """Per-candidate statistics of one zoo (``per_model.csv``) and the churn matrix."""
 
     per_model: pd.DataFrame
     pairwise_churn: np.ndarray
@@ -229,7 +229,7 @@ def analyse_zoo(
     m = split_reference(k, s.reference_fraction)
     ref, cand = gaps[:m], gaps[m:]
     res = s.alpha(ref, cand, *names)
-    ens = cand.mean(axis=0)  # the candidate ensemble (spec 2.8)
+    ens = cand.mean(axis=0)  # the candidate ensemble (docs/alphatrim.md, reading R7)
     churn = churn_matrix(cand)
     per_model = pd.DataFrame(
         {
@@ -267,7 +267,7 @@ def analyse_ensembles(
     s: AnalysisSettings,
     *names: object,
 ) -> pd.DataFrame:
-    """One row per sampled ensemble (spec 1 "ensembles.csv", 2.7).
+    """One row per sampled ensemble (``ensembles.csv``; docs/alphatrim.md, reading R6).
 
     Members are drawn without replacement from the pool; alpha-hat against the reference
     (all ensembles share the bootstrap replicates), L_inf to the pooled reference eCDF,
@@ -298,7 +298,7 @@ def analyse_ensembles(
 
 
 def fig5_delta(n_test: int, s: AnalysisSettings) -> float:
-    """delta_a line of Fig. 5 (spec 2.7): N = N_test/2 (``half``, default) or N_test (``full``)."""
+    """delta_a line of Fig. 5 (docs/alphatrim.md, reading R6): N = N_test/2 (``half``, default) or N_test (``full``)."""
     return delta_a(n_test // 2 if s.fig5_delta_n == "half" else n_test, s.eps_a)
 
 
@@ -365,7 +365,7 @@ def collect_spine_zoos(
         raise ValueError(
             f"alphatrim experiment {name}: test set {inputs['labels']} has {len(classes)} classes "
             f"(labels {classes.tolist()[:12]}); the study needs binary zoos (the score is the "
-            "logit gap m+ - m-, spec 2.1): train the spine zoos "
+            "logit gap m+ - m-, paper Section II-A): train the spine zoos "
             f"{sorted(set(spine_zoos(cfg).values()))} on a two-class dataset, e.g. digits with "
             "options.binary: even_odd (docs/alphatrim.md)")
     arrays: dict[str, np.ndarray] = {"y_test": y.astype(np.int64)}
@@ -379,7 +379,7 @@ def collect_spine_zoos(
                     f"alphatrim experiment {name}: zoo {spine_zoos(cfg)[zoo]!r} (data.zoos."
                     f"{zoo}) has {lg.shape[-1] if lg.ndim == 2 else '?'}-class logits "
                     f"{lg.shape} in {path}; the study needs binary zoos with logits of shape "
-                    f"({len(y)}, 2) (spec 2.1; docs/alphatrim.md)")
+                    f"({len(y)}, 2) (paper Section II-A; docs/alphatrim.md)")
             per_model.append(lg)
         logits = np.stack(per_model)
         arrays[f"logits_{zoo}"] = logits
@@ -397,7 +397,7 @@ def train_models(
     task: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], zoo: str, start: int, stop: int,
     threads: int = 1,
 ) -> dict[str, np.ndarray]:
-    """Train models ``[start, stop)`` of one zoo of an experiment (seeds of spec 3.1).
+    """Train models ``[start, stop)`` of one zoo of an experiment (docs/alphatrim.md, reading R8).
 
     Returns the block's arrays: ``logits`` (K, N_test, 2), ``curve_accuracy``/``curve_loss``
     (K, epochs) when ``curves``, ``init_seed``, ``batch_seed``, ``init_hash``, ``order_hash``
