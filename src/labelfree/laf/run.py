@@ -106,7 +106,7 @@ def classify_testset(name: str, origin: str = "") -> tuple[str, str, int]:
     ``origin`` is the test-set group the workflow made the set in (the zoo's `testsets` token:
     ``corruptions`` holds the ``<corruption>-<severity>`` sets, ``natural`` the natural shifts),
     so the study learns what a set is from the sets it is given, not from the shifts layer's
-    list of corruption names; a set of no known origin is ``other``.
+    list of corruption names; a set of no known origin is ``other`` (docs/laf.md, reading R15).
     """
     if name == "id":
         return "id", "", 0
