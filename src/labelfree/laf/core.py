@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize
 from scipy.special import expit, log_expit
+from scipy.stats import rankdata
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 
@@ -270,8 +271,6 @@ class LafResult:
 
 def ranks_descending(score: np.ndarray) -> np.ndarray:
     """Rank 1 = largest score; equal scores share the best rank ('min' method)."""
-    from scipy.stats import rankdata
-
     return rankdata(-np.asarray(score, dtype=float), method="min").astype(np.int64)
 
 
