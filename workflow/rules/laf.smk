@@ -119,9 +119,7 @@ rule laf_tables:
             for f, sub in LAF_FIGURES
         },
         **{
-            f"pdf_{f}".replace(
-                "-", "_"
-            ): f"results/laf/figures/{laf_plan.name(f)}.pdf"
+            f"pdf_{f}".replace("-", "_"): f"results/laf/figures/{laf_plan.name(f)}.pdf"
             for f, _ in LAF_FIGURES
         },
     log:
