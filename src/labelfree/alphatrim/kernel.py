@@ -9,8 +9,8 @@ with a fixed *reference* function F0, the linearly interpolated eCDF of a refere
 
 is computed in closed form (del Barrio-Inouzhe-Matran, Theorem 2.5; paper Section III-C).
 
-Implementation note (equivalent to evaluating on the union of both samples, cheaper). The trimmed candidate CDF
-is a step function that jumps only at candidate values and F0 is monotone, so every constraint
+Implementation note (equivalent to evaluating on the union of both samples, cheaper). The trimmed
+candidate CDF is a step function that jumps only at candidate values and F0 is monotone, so every constraint
 that the union grid places at a *reference* point between two candidate values is
 dominated by the constraint at the neighbouring candidate value; and for tied candidate values,
 constraints at intermediate steps are implied by those at the ends of the tie. Hence the closed
@@ -44,7 +44,8 @@ class ReferenceCDF:
 
     @classmethod
     def from_sample(cls, sample: np.ndarray) -> ReferenceCDF:
-        """Build F0 from a 1-D sample (for a pooled reference: all M*N logit gaps, docs/alphatrim.md reading R2)."""
+        """Build F0 from a 1-D sample (for a pooled reference: all M*N logit gaps,
+        docs/alphatrim.md reading R2)."""
         r = np.asarray(sample, dtype=np.float64).ravel()
         if r.size == 0:
             raise ValueError("ReferenceCDF.from_sample: the reference sample is empty")
@@ -74,7 +75,8 @@ def reference_cdf(reference: np.ndarray) -> ReferenceCDF:
 
 
 def dkw_constant(n: int) -> float:
-    """Wei-Dudley constant of the two-sample DKW bound: 2 if N >= 458, otherwise e (paper Section III-A)."""
+    """Wei-Dudley constant of the two-sample DKW bound: 2 if N >= 458, otherwise e (paper Section
+    III-A)."""
     return 2.0 if n >= 458 else math.e
 
 
@@ -88,7 +90,8 @@ def delta_a(n: int, eps: float = 0.01) -> float:
 
 
 def acceptance_threshold(n: int, eps: float = 0.01) -> float:
-    """gamma = delta_a + 1/N (paper eq. 57; docs/alphatrim.md, reading R3): 0.036645 at N = 4000, eps = 0.01."""
+    """gamma = delta_a + 1/N (paper eq. 57; docs/alphatrim.md, reading R3): 0.036645 at N = 4000,
+    eps = 0.01."""
     return delta_a(n, eps) + 1.0 / n
 
 
@@ -100,7 +103,8 @@ def _check_alphas(alpha: np.ndarray | float) -> np.ndarray:
 
 
 def _distance_from_sorted(f: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """Closed-form d_alpha for rows of F0 evaluated at sorted candidate values (paper Section III-C).
+    """Closed-form d_alpha for rows of F0 evaluated at sorted candidate values (paper Section
+    III-C).
 
     f: (R, N) float64, F0(c_(1..N)) per row, non-decreasing along axis 1.
     k: (R,) or (R, 1) values of 1/(1-alpha), one per row.
@@ -135,7 +139,8 @@ def _distance_from_sorted(f: np.ndarray, k: np.ndarray) -> np.ndarray:
 def trimmed_ks(
     sample: np.ndarray, reference_cdf: ReferenceCDF | np.ndarray, alpha: np.ndarray | float
 ) -> np.ndarray:
-    """Trimmed KS distance d_alpha between candidate sample(s) and a reference (paper Section III-C).
+    """Trimmed KS distance d_alpha between candidate sample(s) and a reference (paper Section
+    III-C).
 
     sample: (N,) one candidate or (C, N) candidates (values of the score, e.g. logit gaps).
     reference_cdf: a :class:`ReferenceCDF`, or a reference sample from which F0 is built.
@@ -189,7 +194,8 @@ def trimming_function(
 def ecdf_distance(reference: np.ndarray, samples: np.ndarray) -> np.ndarray:
     """Sup-norm distance between the step eCDF of ``reference`` and that of each sample row.
 
-    Exact over the union of jump points, ties included (``linf_to_reference``, docs/alphatrim.md reading R6).
+    Exact over the union of jump points, ties included (``linf_to_reference``, docs/alphatrim.md
+    reading R6).
     reference: flat sample (e.g. pooled M x N_test gaps); samples: (N,) or (E, N).
     Returns a scalar for one sample or (E,).
     """

@@ -67,8 +67,8 @@ def non_binary_zoos(
 ) -> list[str]:
     """Source ``zoos``: one message per spine zoo whose dataset is not two-class.
 
-    The score is the logit gap m+ - m- of a two-class model (paper Section II-A), so own zoos must be
-    binary. ``zoo_classes``: spine zoo -> (its dataset, the number of classes its config gives,
+    The score is the logit gap m+ - m- of a two-class model (paper Section II-A), so own zoos must
+    be binary. ``zoo_classes``: spine zoo -> (its dataset, the number of classes its config gives,
     or None when only the data knows; those are checked in the alphatrim_zoo job).
     """
     out = []

@@ -110,7 +110,8 @@ def table3(pairs: Mapping[str, pd.DataFrame], cut: float) -> pd.DataFrame:
 
 
 def table_top_band(per_model: pd.DataFrame, band: float) -> pd.DataFrame:
-    """Tables IV / V: candidates within ``band`` accuracy points of the best, sorted by alpha-hat."""
+    """Tables IV / V: candidates within ``band`` accuracy points of the best, sorted by
+    alpha-hat."""
     best = per_model["accuracy"].max()
     sel = per_model[per_model["accuracy"] >= best - band].sort_values(
         ["alpha_hat", "model"], kind="stable"

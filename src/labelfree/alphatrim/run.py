@@ -92,7 +92,8 @@ def regime_seeds(regime: str, k: int, seed: int, experiment: str) -> tuple[list[
 
 
 def make_synthetic_task(cfg: Mapping[str, Any], seed: int) -> tuple[np.ndarray, ...]:
-    """Tier-2 task (docs/alphatrim.md, reading R9): sklearn make_classification, standardised, first n_train = train.
+    """Tier-2 task (docs/alphatrim.md, reading R9): sklearn make_classification, standardised,
+    first n_train = train.
 
     Tabular float features are not images, so this task lives in the study, not in the data
     layer (whose contract is uint8 NHWC image sets). Returns x_train, y_train, x_test, y_test.
@@ -124,7 +125,8 @@ def image_task_arrays(
     """A uint8 NHWC image set as [0, 1] floats (flattened for MLPs) and binary labels.
 
     ``positive``/``negative``: class ids merged into label 1 / 0, other classes dropped (the
-    paper's CIFAR-10 task, docs/alphatrim.md reading R10); otherwise the labels must already be {0, 1}.
+    paper's CIFAR-10 task, docs/alphatrim.md reading R10); otherwise the labels must already be
+    {0, 1}.
     """
     if positive or negative:
         pos, neg = list(positive or []), list(negative or [])
@@ -190,7 +192,8 @@ class AnalysisSettings:
 
 
 def split_reference(k: int, fraction: float) -> int:
-    """Number of reference models: the first ``fraction`` of the zoo (paper Section V; docs/alphatrim.md, reading R2)."""
+    """Number of reference models: the first ``fraction`` of the zoo (paper Section V;
+    docs/alphatrim.md, reading R2)."""
     m = int(round(k * fraction))
     if not 1 <= m < k:
         raise ValueError(
@@ -298,7 +301,8 @@ def analyse_ensembles(
 
 
 def fig5_delta(n_test: int, s: AnalysisSettings) -> float:
-    """delta_a line of Fig. 5 (docs/alphatrim.md, reading R6): N = N_test/2 (``half``, default) or N_test (``full``)."""
+    """delta_a line of Fig. 5 (docs/alphatrim.md, reading R6): N = N_test/2 (``half``, default) or
+    N_test (``full``)."""
     return delta_a(n_test // 2 if s.fig5_delta_n == "half" else n_test, s.eps_a)
 
 

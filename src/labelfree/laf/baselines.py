@@ -12,7 +12,8 @@ import numpy as np
 
 from labelfree.laf.core import group_labels
 
-#: SDS group boundaries (docs/laf.md, reading R9): top = first floor(0.27 n), bottom = from floor(0.73 n).
+#: SDS group boundaries (docs/laf.md, reading R9): top = first floor(0.27 n), bottom = from
+#: floor(0.73 n).
 SDS_TOP, SDS_BOTTOM, SDS_POOL = 0.27, 0.73, 0.25
 #: CES constants of the LaF authors' code (docs/laf.md, reading R8).
 CES_INIT, CES_STEP, CES_CANDIDATES, CES_BINS = 10, 5, 30, 5
@@ -32,7 +33,8 @@ def budget_grid(n_models: int, hi: int = 180, step: int = 5, lo: int | None = No
 
 
 def subset_accuracy(correct: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """Accuracy of every model on the labelled rows ``idx``: correct (m, n) bool -> (n,) or (R, n)."""
+    """Accuracy of every model on the labelled rows ``idx``: correct (m, n) bool ->
+    (n,) or (R, n)."""
     return correct[idx].mean(axis=-2)
 
 
@@ -59,7 +61,8 @@ def sds_groups(n: int) -> tuple[int, int]:
 
 
 def sds_pool(Yhat: np.ndarray) -> np.ndarray:
-    """Candidate pool of SDS: the floor(0.25 m) most discriminative inputs (docs/laf.md, reading R9)."""
+    """Candidate pool of SDS: the floor(0.25 m) most discriminative inputs (docs/laf.md, reading
+    R9)."""
     Y = np.asarray(Yhat)
     m, n = Y.shape
     agree = group_labels(Y).agree  # majority vote over all models, ties -> smallest label
@@ -86,7 +89,8 @@ def sds_sample(pool: np.ndarray, budget: int, rng: np.random.Generator) -> np.nd
 def ces_histogram(
     values: np.ndarray, lo: np.ndarray | None = None, hi: np.ndarray | None = None
 ) -> np.ndarray:
-    """H(A), the CES histogram (docs/laf.md, reading R8), for sets of outputs ``values`` (..., a, K) -> (..., K, 5).
+    """H(A), the CES histogram (docs/laf.md, reading R8), for sets of outputs ``values`` (..., a,
+    K) -> (..., K, 5).
 
     Per output column: edges ``linspace(lo, hi, 5)``; cells ``[e_t, e_{t+1})`` for t < 4 and a
     fifth cell for values at (or above) ``hi``; counts divided by ``a`` (each column sums to 1).
@@ -163,7 +167,8 @@ def _draw_groups(n_free: int, rng: np.random.Generator, count: int = CES_CANDIDA
 def ces_select(
     probs: np.ndarray, budget: int, rng: np.random.Generator, objective: str = "laf"
 ) -> np.ndarray:
-    """Indices chosen by CES guided by one model's outputs ``probs`` (m, K) (docs/laf.md, reading R8).
+    """Indices chosen by CES guided by one model's outputs ``probs`` (m, K) (docs/laf.md, reading
+    R8).
 
     Starts from 10 random inputs and adds, ``floor((budget-10)/5)`` times, one of 30 random
     groups of 5 unselected inputs.

@@ -74,7 +74,8 @@ def group_labels(Y: np.ndarray) -> Groups:
 #: Readings of the per-input parameter (docs/laf.md, reading R1). ``easiness`` (default): the
 #: reference code / GLAD, ``b_i`` a log-easiness initialised to the vote-agreement fraction, link
 #: ``sigma(a_j e^{b_i})``. ``difficulty``: the paper's Eq. 1 and link as printed, ``b_i`` the
-#: difficulty alpha_i = fraction of models disagreeing with the vote, link ``sigma(alpha_i beta_j)``.
+#: difficulty alpha_i = fraction of models disagreeing with the vote, link ``sigma(alpha_i
+#: beta_j)``.
 INPUT_PARAMS = ("easiness", "difficulty")
 
 
@@ -116,7 +117,8 @@ def q_value(
     K: int,
     input_param: str = "easiness",
 ) -> float:
-    """Expected complete-data log posterior Q(a, b; pi), all constants kept (docs/laf.md, reading R2)."""
+    """Expected complete-data log posterior Q(a, b; pi), all constants kept (docs/laf.md, reading
+    R2)."""
     return _q_and_grad(a, b, pi, a0, b0, K, input_param)[0]
 
 
@@ -135,7 +137,8 @@ def q_gradient(
 
 
 def _q_and_grad(a, b, pi, a0, b0, K, input_param="easiness"):
-    """Q and its gradient in one pass (docs/laf.md, reading R2), with O(m'n) work and two transcendentals.
+    """Q and its gradient in one pass (docs/laf.md, reading R2), with O(m'n) work and two
+    transcendentals.
 
     Uses that ``x_ij = a_j e^{b_i}`` has the sign of ``a_j``: with ``e = exp(-|x|)``,
     ``log sigma(x) = min(x, 0) - log1p(e)`` and ``sigma(x) = 1/(1+e)`` (a_j >= 0) or ``e/(1+e)``;
@@ -222,7 +225,8 @@ def m_step(
     maxiter: int = 25,
     input_param: str = "easiness",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Partial M-step: CG on -Q over [a, b], ``tol=gtol``, ``maxiter`` iterations (docs/laf.md, reading R2)."""
+    """Partial M-step: CG on -Q over [a, b], ``tol=gtol``, ``maxiter`` iterations (docs/laf.md,
+    reading R2)."""
     n = a.size
 
     def fun(theta):
@@ -275,7 +279,8 @@ def ranks_descending(score: np.ndarray) -> np.ndarray:
 
 
 def check_predictions(Yhat: np.ndarray, K: int) -> np.ndarray:
-    """Validate ``Yhat`` (m, n) of class ids in 0..K-1 and return it as int64 (docs/laf.md, reading R3)."""
+    """Validate ``Yhat`` (m, n) of class ids in 0..K-1 and return it as int64 (docs/laf.md, reading
+    R3)."""
     if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 2:
         raise LafInputError(f"K must be an integer >= 2, got {K!r}")
     Y = np.asarray(Yhat)

@@ -1,8 +1,8 @@
 """Ranking metrics of the LaF study (paper section 4.5, Eqs. 4-6): Spearman, Kendall
 tau-b, Jaccard top-k.
 
-Convention (docs/laf.md, reading R4): correlations compare ascending ``rankdata(., 'min')`` ranks of the true
-accuracies and of the estimated scores (equivalently the values themselves); top-k uses descending
+Convention (docs/laf.md, reading R4): correlations compare ascending ``rankdata(., 'min')`` ranks
+of the true accuracies and of the estimated scores (equivalently the values themselves); top-k uses descending
 order with ties broken by the lower model index, and flags a tie straddling position k.
 """
 
@@ -34,7 +34,8 @@ def top_k(values: np.ndarray, k: int) -> tuple[np.ndarray, bool]:
 
 
 def jaccard_top_k(truth: np.ndarray, score: np.ndarray, k: int) -> tuple[float, bool]:
-    """J_k = |top_k(truth) & top_k(score)| / |union| (paper Eq. 6; docs/laf.md, reading R4) and the tie flag.
+    """J_k = |top_k(truth) & top_k(score)| / |union| (paper Eq. 6; docs/laf.md, reading R4) and the
+    tie flag.
 
     NaN when k is not below the number of models (the top-k would be every model).
     """
@@ -100,8 +101,8 @@ def batch_metrics(
 ) -> dict[str, np.ndarray]:
     """Spearman, Kendall tau-b and Jaccard top-k of many score vectors ``scores`` (R, n) at once.
 
-    Same definitions as :func:`ranking_metrics` (paper Eqs. 4-6), without p-values; rows with a constant
-    score get rho = tau = 0 (docs/laf.md, reading R6) and ``constant_score = 1``.
+    Same definitions as :func:`ranking_metrics` (paper Eqs. 4-6), without p-values; rows with a
+    constant score get rho = tau = 0 (docs/laf.md, reading R6) and ``constant_score = 1``.
     """
     t = np.asarray(truth, dtype=float)
     S = np.atleast_2d(np.asarray(scores, dtype=float))

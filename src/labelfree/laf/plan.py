@@ -17,7 +17,8 @@ from labelfree.outputs import POOLED, output_name
 
 #: Stem (docs/outputs.md) -> report subcategory of every final table and figure. Every LaF
 #: output pools the analysed zoos (one row or panel per zoo), so its scope is ``all``:
-#: ``results/laf/tables/table3-4-all-id.csv``. Captions: workflow/report/laf/{tables,figures}/<stem>.rst.
+#: ``results/laf/tables/table3-4-all-id.csv``. Captions:
+#: workflow/report/laf/{tables,figures}/<stem>.rst.
 TABLES = {
     "table3-4-id": "RQ1",
     "table5": "RQ1",

@@ -40,6 +40,9 @@ from labelfree.seeds import rng as seeded_rng
 log = logging.getLogger(__name__)
 
 
+# --- every method on one test set -------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class StudyParams:
     """Parameters of the study (config key ``laf``; descriptions in config/schema/laf.yaml)."""
@@ -446,7 +449,8 @@ def impact_of_size(
     testset: str,
     base: dict[str, Any],
 ) -> list[dict[str, Any]]:
-    """RQ4 / Fig. 8 (paper section 5.4): LaF Spearman on random fractions of the inputs or the models.
+    """RQ4 / Fig. 8 (paper section 5.4): LaF Spearman on random fractions of the inputs or the
+    models.
 
     Uniformly random subsets, ``rq4_draws`` per ratio (one when the ratio keeps everything);
     ground truth recomputed on the same subset; at least 2 models are kept.
@@ -617,8 +621,8 @@ def analyse_sets(
     seed: int,
     clone: dict | None = None,
 ) -> list[SetResult]:
-    """Every method on each of ``testsets`` (:func:`analyse_testset`): one :class:`SetResult` per set, in
-    order, its ``info`` with the time spent loading (``time_load``).
+    """Every method on each of ``testsets`` (:func:`analyse_testset`): one :class:`SetResult` per
+    set, in order, its ``info`` with the time spent loading (``time_load``).
 
     ``clone`` (control zoo): {"source": [SetInputs per test set, same order], "index": j,
     "copies": c, "base_models": N, "name": model id}: the base models (first N) plus c copies of
