@@ -78,8 +78,7 @@ def child(args: dict) -> None:
     """Run one study in this process (imports whichever labelfree PYTHONPATH gives) and print
     a JSON line with wall time and peak RSS."""
     from labelfree.config import validate_config
-    from labelfree.laf.experiment import StudyParams
-    from labelfree.laf.study import SetInputs, run_study
+    from labelfree.laf.run import SetInputs, StudyParams, run_study
 
     cfg = validate_config({}, REPO / "config" / "schema.yaml")["laf"]
     params = StudyParams.from_config(cfg)

@@ -32,8 +32,7 @@ def test_update_zero_shows_a_postfix_once_the_interval_passed(capsys):
 
 
 def test_laf_reports_every_test_set_and_bars_change_nothing(tmp_path, capsys):
-    from labelfree.laf.experiment import analyse_testset
-    from labelfree.laf.study import analyse_sets, load_testset
+    from labelfree.laf.run import analyse_sets, analyse_testset, load_testset
     from tests.laf.test_split_jobs import MODELS, PARAMS
     from tests.laf.test_study_report import make_artefacts
 
@@ -90,7 +89,7 @@ def test_syp_indicators_report_every_set(tmp_path, capsys):
 
 
 def test_alphatrim_reports_models_and_regimes(tmp_path, capsys):
-    from labelfree.alphatrim.pipeline import analyse_experiment, train_block, train_experiment
+    from labelfree.alphatrim.run import analyse_experiment, train_block, train_experiment
     from tests.alphatrim.test_pipeline import SOURCES, STUDY
 
     cfg = copy.deepcopy(SOURCES)

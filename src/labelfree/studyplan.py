@@ -22,28 +22,14 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from labelfree.alphatrim.plan import skip_reason as _alphatrim
 from labelfree.config import default_zoo_missing
+from labelfree.laf.plan import labelled_zoos
 from labelfree.metamorphic.plan import skip_reason as _metamorphic
 from labelfree.pace.plan import skip_reason as _pace
 from labelfree.syp.plan import skip_reason as _syp
 
 _zoo_missing = default_zoo_missing
-
-
-def _alphatrim(cfg: Mapping[str, Any], user: Mapping[str, Any],
-               preds: Collection[str]) -> str | None:
-    exps = cfg["alphatrim"]["experiments"]
-    if not exps:
-        return ("no experiments are configured (alphatrim.experiments); the study trains its "
-                "own seed-varied zoos (config/config.yaml has examples)")
-    for name, e in exps.items():
-        data = e.get("data", {})
-        used = [data.get("zoo", "")] + list((data.get("zoos") or {}).values())
-        bad = [z for z in used if z in preds]
-        if bad:
-            return (f"experiment {name!r} uses prediction zoo(s) {bad}: the study needs models "
-                    "trained with known seeds (and a backbone's weights), not arrays")
-    return None
 
 
 CHECKS = {"pace": _pace, "syp": _syp, "alphatrim": _alphatrim, "metamorphic": _metamorphic}
@@ -65,27 +51,6 @@ def fixed_zoo_skips(
         if reason:
             out[study] = reason
     return out
-
-
-def labelled_zoos(
-    zoos: list[str], labelled: Mapping[str, list[str]], n_models: Mapping[str, int], study: str,
-    min_models: int = 2,
-) -> tuple[list[str], dict[str, str]]:
-    """(zoos a study can score, zoo -> reason for the others): it scores against labels and
-    needs ``min_models`` models (laf ranks two or more; the scorecard scores one model on
-    estimation). ``labelled``: zoo -> its labelled test sets."""
-    keep, skip = [], {}
-    for z in zoos:
-        n = n_models.get(z, 0)
-        if n < min_models:
-            skip[z] = (f"zoo {z!r} has {n} model(s); {study} compares rankings of two or more"
-                       if min_models > 1 else f"zoo {z!r} has no model")
-        elif not labelled.get(z):
-            skip[z] = (f"zoo {z!r} has no labelled test set; {study} scores methods against "
-                       "labels (the answer still ranks and estimates without them)")
-        else:
-            keep.append(z)
-    return keep, skip
 
 
 #: extra-all-zoos' reason for a zoo of one model (scorecard spec 12.2-12.3 compare models).

@@ -25,7 +25,7 @@ def laf_testsets(azoo):
 
 
 def laf_origin(base, testset):
-    """The test-set group a set was made in (labelfree.laf.experiment.classify_testset). A
+    """The test-set group a set was made in (labelfree.laf.run.classify_testset). A
     prediction zoo's one group says nothing about its sets: their names do (`natural-*`).
     """
     return "" if base in PRED_ZOOS else testset_group(base, testset)
@@ -33,7 +33,7 @@ def laf_origin(base, testset):
 
 def laf_parts(azoo):
     """Independent analysis jobs of an analysed zoo: part name -> its test sets, one part per
-    test-set group or per test set (laf.jobs; labelfree.laf.layout.partition)."""
+    test-set group or per test set (laf.jobs; labelfree.laf.plan.partition)."""
     base = laf_base(azoo)
     ts = laf_testsets(azoo)
     return partition(ts, [testset_group(base, t) for t in ts], LAF["jobs"])
@@ -99,12 +99,12 @@ def laf_part_params(azoo, part):
 
 def laf_targets():
     out = [
-        f"results/laf/tables/{laf_layout.name(t)}.{e}"
+        f"results/laf/tables/{laf_plan.name(t)}.{e}"
         for t, _ in LAF_TABLES
         for e in ("csv", "md")
     ]
     out += [
-        f"results/laf/figures/{laf_layout.name(f)}.{e}"
+        f"results/laf/figures/{laf_plan.name(f)}.{e}"
         for f, _ in LAF_FIGURES
         for e in ("png", "pdf")
     ]
