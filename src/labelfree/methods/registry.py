@@ -256,7 +256,7 @@ register("ALine-D", "estimate", ["source_probs", "source_labels"],
 # ------------------------------------------------------------------------------------ rankers
 
 
-@register("LaF", "rank", study="laf", cite="Guo et al., LaF (labelfree.laf.core.rank)")
+@register("LaF", "rank", study="laf", cite="Hu et al., TOSEM 2023, LaF (labelfree.laf.core.rank)")
 def _laf(P: np.ndarray, **ctx: Any) -> np.ndarray:
     # BLAS on one thread: the M-step's CG takes dot products of the (inputs + models) parameter
     # vector, which OpenBLAS splits over threads above 10,000 entries; the hand-off cost ~10x the

@@ -17,7 +17,7 @@ from labelfree.numerics import softmax
 
 @dataclass
 class ZooArrays:
-    """What :func:`labelfree.scorecard.score_zoo` takes, per scored test set."""
+    """What :func:`labelfree.scorecard.core.score_zoo` takes, per scored test set."""
 
     probs: dict[str, np.ndarray] = field(default_factory=dict)  # (M, N, K) float64
     logits: dict[str, np.ndarray] = field(default_factory=dict)  # (M, N, K) float32
