@@ -308,11 +308,11 @@ def _score_fewlabel(rows: _Rows, ms: Sequence[Method], s: str, kind: str, P: np.
 def _one_model_reason(kind: str, name: str) -> str:
     """Why method ``name`` of ``kind`` cannot run on a zoo of one model ("" if it can)."""
     if kind == "rank":
-        return f"{ONE_MODEL} (ranking orders two or more)"
+        return f"{ONE_MODEL} (ranking orders two or more, docs/methods.md R2)"
     if kind == "estimate" and name in NEEDS_TWO_MODELS:
-        return f"{ONE_MODEL} (it reads agreement between models)"
+        return f"{ONE_MODEL} (it reads agreement between models, docs/methods.md R8-R9)"
     if kind == "fewlabel" and name in SELECTION_ONLY:
-        return f"{ONE_MODEL} (it selects a model)"
+        return f"{ONE_MODEL} (it selects a model, docs/methods.md R11-R12)"
     return ""
 
 
