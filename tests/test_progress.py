@@ -50,8 +50,8 @@ def test_laf_reports_every_test_set_and_bars_change_nothing(tmp_path, capsys):
 
 
 def test_scorecard_reports_every_set(capsys):
-    from labelfree.methods import softmax
-    from labelfree.scorecard import score_zoo
+    from labelfree.numerics import softmax
+    from labelfree.scorecard.core import score_zoo
 
     r = np.random.default_rng(0)
     y = {s: r.integers(0, 3, 40) for s in ("clean", "n1")}

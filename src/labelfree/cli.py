@@ -96,7 +96,7 @@ def _stack(arrays: Sequence[tuple[np.ndarray, str]]) -> tuple[np.ndarray, np.nda
     probs, logits = [], []
     for arr, k in arrays:
         if k == "logits":
-            from labelfree.methods import softmax
+            from labelfree.numerics import softmax
 
             probs.append(softmax(arr))
             logits.append(arr)
@@ -336,7 +336,7 @@ def _zoo_ctx(args: argparse.Namespace, z: Loaded, ctx: dict) -> dict:
 
 
 def _run(kind: str, wanted: list[str] | None, P, ctx) -> tuple[pd.DataFrame, list[str]]:
-    from labelfree.methods import call, methods, missing
+    from labelfree.methods.registry import call, methods, missing
 
     cols, skipped = {}, []
     ms = methods(kind)
@@ -363,7 +363,7 @@ def _run(kind: str, wanted: list[str] | None, P, ctx) -> tuple[pd.DataFrame, lis
 
 
 def _registry():
-    from labelfree.methods import REGISTRY
+    from labelfree.methods.registry import REGISTRY
 
     return REGISTRY
 
@@ -372,7 +372,7 @@ def _with_truth(df: pd.DataFrame, z: Loaded) -> pd.DataFrame:
     """A prediction zoo's test set with labels: each model's true accuracy, as a last column."""
     y = z.labels
     if y is not None:
-        from labelfree.methods import accuracy
+        from labelfree.methods.arrays import accuracy
 
         df["true_accuracy"] = accuracy(z.P, y)
     return df
@@ -395,7 +395,7 @@ def cmd_estimate(args: argparse.Namespace) -> pd.DataFrame:
     z = Loaded(args)
     names, P = z.names, z.P
     if args.labels:
-        from labelfree.methods import accuracy_from_labels
+        from labelfree.methods.registry import accuracy_from_labels
 
         idx, y = load_labels(args.labels, P.shape[1], P.shape[2])
         acc = accuracy_from_labels(P, idx, y)
@@ -411,7 +411,7 @@ def cmd_estimate(args: argparse.Namespace) -> pd.DataFrame:
 
 
 def cmd_select(args: argparse.Namespace) -> pd.DataFrame:
-    from labelfree.methods import call
+    from labelfree.methods.registry import call
 
     P = Loaded(args).P
     if not 1 <= args.budget <= P.shape[1]:
@@ -421,7 +421,7 @@ def cmd_select(args: argparse.Namespace) -> pd.DataFrame:
 
 
 def cmd_methods(args: argparse.Namespace) -> pd.DataFrame:
-    from labelfree.methods import methods
+    from labelfree.methods.registry import methods
 
     return pd.DataFrame([dict(kind=m.kind, name=m.name, study=m.study,
                               needs=",".join(sorted(m.needs)) or "-", source=m.cite)
@@ -518,7 +518,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"labelfree: error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # method-level validation errors carry their own message
-        from labelfree.methods import MethodInputError
+        from labelfree.methods.arrays import MethodInputError
 
         if isinstance(exc, MethodInputError):
             print(f"labelfree: error: {exc}", file=sys.stderr)

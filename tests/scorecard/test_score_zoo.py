@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 
 import labelfree.scorecard.core as core
-from labelfree.methods import softmax
-from labelfree.scorecard import report, score_zoo
+from labelfree.numerics import softmax
+from labelfree.scorecard import report
+from labelfree.scorecard.core import score_zoo
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +100,8 @@ def test_figure_of_a_one_model_zoo_does_not_crash(tmp_path, monkeypatch):
     import matplotlib.axes
     import numpy as np
 
-    from labelfree.scorecard import report, score_zoo
+    from labelfree.scorecard import report
+    from labelfree.scorecard.core import score_zoo
 
     titles = []
     real = matplotlib.axes.Axes.set_title

@@ -1,5 +1,5 @@
 # Rules of `scorecard`: every registered label-free and few-label method scored on one zoo's
-# inference artefacts (src/labelfree/scorecard; ../shared/specs/scorecard.md): the zoo's
+# inference artefacts (src/labelfree/scorecard; docs/methods.md): the zoo's
 # inference files and labelled test sets (config scorecard.testsets picks which); no new inference.
 
 
