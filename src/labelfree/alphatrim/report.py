@@ -134,9 +134,8 @@ def table_top_band(per_model: pd.DataFrame, band: float) -> pd.DataFrame:
 # ---------------------------------------------------------------------------------------------
 
 
-#: The ``source`` column of the checks table. The text is part of the table's csv and is kept
-#: as first written; the conclusions are docs/alphatrim.md's reading R11.
-CHECK_SOURCE = "alpha-trimming spec 6"
+#: The ``source`` column of the checks table: the conclusions are docs/alphatrim.md's reading R11.
+CHECK_SOURCE = "docs/alphatrim.md R11"
 
 
 def checks_table(

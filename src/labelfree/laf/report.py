@@ -347,17 +347,17 @@ def table_efficiency(raw, zoos) -> pd.DataFrame:
 _OPS = {">=": np.greater_equal, ">": np.greater, "<": np.less, "<=": np.less_equal}
 
 
-#: The ``source`` column of the checks table: where each check comes from. The text is part of
-#: the table's csv and is kept as first written; the checks are explained in docs/laf.md
-#: ("The checks table" and reading R14).
+#: The ``source`` column of the checks table: the reading of docs/laf.md each check measures
+#: (R14 numbers the small-scale conclusions; R13 is the clone control), with the paper's item
+#: where there is one.
 CHECK_SOURCES = {
-    "1": "spec 8, conclusion 1",
-    "2": "spec 8, conclusion 2 (Table A1 crossover)",
-    "3": "spec 8, conclusion 3",
-    "4": "spec 8, conclusion 4 (paper RQ4, Fig. 9)",
-    "5": "spec 8, conclusion 5 (paper RQ3, Tables 9-10)",
-    "x": "spec 8, not expected to replicate at this scale",
-    "control": "spec 9 check 9 / spec 8 (clone control)",
+    "1": "docs/laf.md R14, conclusion 1",
+    "2": "docs/laf.md R14, conclusion 2 (Table A1 crossover)",
+    "3": "docs/laf.md R14, conclusion 3",
+    "4": "docs/laf.md R14, conclusion 4 (paper RQ4, Fig. 9)",
+    "5": "docs/laf.md R14, conclusion 5 (paper RQ3, Tables 9-10)",
+    "x": "docs/laf.md R14, not expected to replicate at this scale",
+    "control": "docs/laf.md R13 (clone control)",
 }
 
 
@@ -482,7 +482,7 @@ def _check_tight_zoo(checks: _Checks, met: pd.DataFrame, ts_id: pd.DataFrame) ->
     checks.add(
         "3",
         f"tight zoo {tight}, ID: std of Random's Spearman over repetitions at "
-        f"{int(smallest)} labels (spec: ~0.1-0.2; LaF's determinism is unit check 13)",
+        f"{int(smallest)} labels (docs/laf.md R14: ~0.1-0.2; LaF is deterministic, R2)",
         sd,
         ">=",
         0.1,

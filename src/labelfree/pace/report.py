@@ -315,12 +315,11 @@ def conclusions(err: pd.DataFrame, meta: pd.DataFrame, timings: pd.DataFrame) ->
 
 
 #: The checks table's ``source`` column, per conclusion: docs/pace.md, reading R17 states each
-#: one. These are table data, kept as the study's earlier runs wrote them (their csv stays
-#: byte-identical); the words name the project's private reference, which a reader of the
-#: repository cannot open (reported for a decision at integration).
-SOURCES = {k: f"spec 7 ({k})" for k in "1234567"} | {
-    "7b": "spec 7 (7), C14", "srs": "spec 6 (random baselines), C8",
-    "3b_threshold": "<= 0.25 (spec 6: +-25 %)",
+#: one (7b also rests on R15's caching, SRS's calibration on the paper's Sec. 4.2 sampling), and
+#: the threshold text of check 3b.
+SOURCES = {k: f"docs/pace.md R17 ({k})" for k in "1234567"} | {
+    "7b": "docs/pace.md R17 (7), R15", "srs": "docs/pace.md R17 (SRS), paper Sec. 4.2",
+    "3b_threshold": "<= 0.25 (docs/pace.md R17: within 25 %)",
 }
 
 

@@ -414,9 +414,8 @@ def _check(check, model, value, threshold, holds, required, source) -> dict:
 
 
 #: The ``source`` column of the checks table: which listed conclusion a row tests (docs/syp.md,
-#: reading R12, numbers them 1-5). The values are table content, written as they were first
-#: written so that the table stays byte-identical.
-_SOURCE = "spec 6.6 item {}"
+#: reading R12, numbers them 1-5).
+_SOURCE = "docs/syp.md R12, conclusion {}"
 
 
 def _baseline_checks(r: ModelResults, ora: float) -> list[dict]:
