@@ -299,12 +299,12 @@ def read_models(path: str | Path) -> list[tuple[str, np.ndarray, str | None]]:
     matrix checked as :func:`read_matrix` checks it; one PredictionZooError lists every bad
     model, each message naming the file and the model."""
     p = Path(path)
-    arr, declared = read_array(p)
-    if arr.ndim != 3:
-        try:
+    try:
+        arr, declared = read_array(p)
+        if arr.ndim != 3:
             return [(p.stem, *_matrix(arr, declared, str(p)))]
-        except PredictionZooError as exc:
-            raise PredictionZooError(with_model(str(exc), p.stem)) from None
+    except PredictionZooError as exc:  # unreadable, or one model's file: named by its stem
+        raise PredictionZooError(with_model(str(exc), p.stem)) from None
     names = read_model_names(p, arr.shape[0])
     out, problems = [], []
     for i, name in enumerate(names):
