@@ -64,6 +64,10 @@ DIRECTION = {
     "rank": "higher score = predicted more accurate; rank 1 = predicted best",
     "estimate": "estimates are accuracies in [0, 1]; higher = better",
 }
+#: What each selector picks on, said under its picks (stderr).
+SELECT_BASIS = {"PACE": "the zoo's mean probabilities (N x K)",
+                "CES": "the zoo's mean probabilities (N x K)",
+                "SDS": "the models' predicted classes", "SRS": "nothing: uniformly at random"}
 #: The label that marks an input as unlabelled in ``estimate --labels`` (an empty csv cell too).
 UNLABELLED = -1
 #: Width of the `labelfree methods` table.
@@ -445,8 +449,10 @@ def _ctx(args: argparse.Namespace, z: Loaded) -> dict:
         if not args.source_labels:
             raise InputError("--source needs --source-labels")
         sn, Ps, _ = load_zoo(args.source, args.input, args.tol)
-        if len(sn) != len(names):
-            raise InputError(f"--source has {len(sn)} models but the zoo has {len(names)}")
+        if sorted(sn) != sorted(names):
+            raise InputError(f"--source has models {sn} but the zoo has {list(names)}: each "
+                             "model needs its source file under the same name")
+        Ps = Ps[[sn.index(n) for n in names]]  # the zoo's model order
         if Ps.shape[2] != P.shape[2]:
             raise InputError(f"{args.source[0]}: {Ps.shape[2]} classes, the zoo has {P.shape[2]}")
         try:
@@ -622,6 +628,9 @@ def cmd_select(args: argparse.Namespace) -> pd.DataFrame:
         raise InputError(f"--budget {args.budget}: must lie in 1..{P.shape[1]} (the inputs)")
     with _elapsed(f"select {method.name}"):
         idx = call("select", method.name, P, args.budget, args.seed)
+    basis = SELECT_BASIS.get(method.name, "the predictions")
+    _note(f"{method.name} picked {len(idx)} of {P.shape[1]} inputs on {basis}; label them (a "
+          "'label' column) and run `labelfree estimate MODELS --labels FILE`")
     return pd.DataFrame({"order": np.arange(len(idx)), "index": np.asarray(idx, dtype=np.int64)})
 
 

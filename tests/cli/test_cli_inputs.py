@@ -172,6 +172,25 @@ def test_skipped_methods_of_a_prediction_zoo_name_its_options(probs, capsys, tmp
     assert "ATC-MC (needs --source NAME of a labelled test set)" in err
 
 
+def test_source_models_are_paired_by_name_not_by_order(probs, capsys, tmp_path):
+    d, P, y = probs
+    rc, ref, err = call(capsys, "estimate", str(d / "preds"), "--source", str(d / "preds"),
+                        "--source-labels", str(d / "labels.npy"), "--method", "DoC", "--csv")
+    assert rc == 0, err
+    src = _mk(tmp_path / "src")
+    for m, p in enumerate(P):  # the same files under names sorting in the other order
+        np.save(src / f"{'cba'[m]}.npy", p)
+    rc, out, err = call(capsys, "estimate", str(d / "preds"), "--source", str(src),
+                        "--source-labels", str(d / "labels.npy"), "--method", "DoC")
+    assert rc == 2 and "--source has models ['a', 'b', 'c'] but the zoo has ['m0', 'm1', 'm2']" \
+        in err
+    files = [str(d / "preds" / f"m{m}.npy") for m in (2, 0, 1)]  # given out of order
+    rc, out, err = call(capsys, "estimate", str(d / "preds"), "--source", *files,
+                        "--source-labels", str(d / "labels.npy"), "--method", "DoC", "--csv")
+    assert rc == 0, err
+    pd.testing.assert_frame_equal(frame(out), frame(ref))
+
+
 # --------------------------------------------------------------------------- output, pipes
 
 
@@ -232,6 +251,8 @@ def test_help_and_output_say_which_direction_is_better(probs, capsys):
     assert rc == 0 and "higher score = predicted more accurate" in err
     rc, _, err = call(capsys, "estimate", str(d / "preds"), "--method", "AC")
     assert rc == 0 and "higher = better" in err
+    rc, _, err = call(capsys, "select", str(d / "preds"), "--budget", "4")
+    assert rc == 0 and "PACE picked 4 of 120 inputs on the zoo's mean probabilities" in err
 
 
 def test_method_names_in_any_case(probs, capsys):
