@@ -65,9 +65,9 @@ DIRECTION = {
     "estimate": "estimates are accuracies in [0, 1]; higher = better",
 }
 #: What each selector picks on, said under its picks (stderr).
-SELECT_BASIS = {"PACE": "the zoo's mean probabilities (N x K)",
-                "CES": "the zoo's mean probabilities (N x K)",
-                "SDS": "the models' predicted classes", "SRS": "nothing: uniformly at random"}
+SELECT_BASIS = {"PACE": "on the zoo's mean probabilities (N x K)",
+                "CES": "on the zoo's mean probabilities (N x K)",
+                "SDS": "on the models' predicted classes", "SRS": "uniformly at random"}
 #: The label that marks an input as unlabelled in ``estimate --labels`` (an empty csv cell too).
 UNLABELLED = -1
 #: Width of the `labelfree methods` table.
@@ -628,8 +628,8 @@ def cmd_select(args: argparse.Namespace) -> pd.DataFrame:
         raise InputError(f"--budget {args.budget}: must lie in 1..{P.shape[1]} (the inputs)")
     with _elapsed(f"select {method.name}"):
         idx = call("select", method.name, P, args.budget, args.seed)
-    basis = SELECT_BASIS.get(method.name, "the predictions")
-    _note(f"{method.name} picked {len(idx)} of {P.shape[1]} inputs on {basis}; label them (a "
+    basis = SELECT_BASIS.get(method.name, "on the predictions")
+    _note(f"{method.name} picked {len(idx)} of {P.shape[1]} inputs {basis}; label them (a "
           "'label' column) and run `labelfree estimate MODELS --labels FILE`")
     return pd.DataFrame({"order": np.arange(len(idx)), "index": np.asarray(idx, dtype=np.int64)})
 
