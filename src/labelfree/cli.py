@@ -319,7 +319,7 @@ def load_features(folder: str, names: Sequence[str], rows: int) -> list[np.ndarr
         raise InputError(f"{d}: no such folder (features: <folder>/<model>.npy, N x D)")
     out, problems = [], []
     for name in names:
-        f = d / f"{Path(name).stem}.npy"
+        f = d / f"{name}.npy"
         if not f.is_file():
             problems.append(f"{f}: model {name!r} has no features file")
             continue

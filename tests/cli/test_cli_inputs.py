@@ -391,3 +391,20 @@ def test_a_prediction_zoo_in_the_tensor_layout_equals_the_per_model_layout(probs
     assert rc == 0, err
     pd.testing.assert_frame_equal(frame(tensor), frame(per))
     assert "true_accuracy" in frame(tensor)
+
+
+def test_tensor_model_names_with_dots_find_their_features(probs, capsys, tmp_path):
+    _, P, _ = probs
+    np.save(tmp_path / "t.npy", P)
+    names = ["resnet50.a1_in1k", "vit_b16.augreg", "m.v2"]  # timm-style names hold dots
+    (tmp_path / "t.models.txt").write_text("\n".join(names) + "\n")
+    feats = _mk(tmp_path / "feats")
+    r = np.random.default_rng(0)
+    for n in names:
+        np.save(feats / f"{n}.npy", r.normal(size=(120, 5)))
+    rc, out, err = call(capsys, "rank", str(tmp_path / "t.npy"), "--features", str(feats),
+                        "--method", "Dispersion", "--csv")
+    assert rc == 0, err
+    assert sorted(frame(out)["model"]) == sorted(names)
+    rc, _, err = call(capsys, "rank", str(tmp_path / "t.npy"), str(tmp_path / "t.npy"))
+    assert rc == 2 and "model 'm.v2' comes from" in err

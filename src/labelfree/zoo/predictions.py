@@ -287,9 +287,9 @@ def read_tensor(path: str | Path, mmap: bool = False
     each model's matrix is checked when read (:func:`read_models`, :func:`read_model_matrix`)."""
     p = Path(path)
     arr, declared = read_array(p, mmap)
-    if arr.ndim != 3:
-        raise PredictionZooError(f"{p}: expected a (models, inputs, classes) tensor, got shape "
-                                 f"{arr.shape}")
+    if arr.ndim != 3 or arr.shape[0] == 0:
+        raise PredictionZooError(f"{p}: expected a (models, inputs, classes) tensor of one model "
+                                 f"or more, got shape {arr.shape}")
     return read_model_names(p, arr.shape[0]), arr, declared
 
 
@@ -305,6 +305,9 @@ def read_models(path: str | Path) -> list[tuple[str, np.ndarray, str | None]]:
             return [(p.stem, *_matrix(arr, declared, str(p)))]
     except PredictionZooError as exc:  # unreadable, or one model's file: named by its stem
         raise PredictionZooError(with_model(str(exc), p.stem)) from None
+    if arr.shape[0] == 0:
+        raise PredictionZooError(f"{p}: a (models, inputs, classes) tensor of no model, shape "
+                                 f"{arr.shape}")
     names = read_model_names(p, arr.shape[0])
     out, problems = [], []
     for i, name in enumerate(names):
