@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from labelfree.device import resolve_device
 from labelfree.joblog import progress
 from labelfree.store import ImageSet, read_image_set, write_inference
 from labelfree.zoo.arch import FEATURES, MLP, CNNTiny, LeNet, ResNet, feature_points
@@ -72,22 +73,6 @@ def retain_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 25
     return bool(mallopt(m_mmap_threshold, mmap_threshold)) and bool(
         mallopt(m_trim_threshold, trim_threshold)
     )
-
-
-def resolve_device(device: str | torch.device = "auto", key: str = "inference.device") -> torch.device:
-    """``auto`` -> ``cuda`` when available, else ``cpu``; ``cuda`` without a GPU is an error.
-
-    ``key`` is the config key the value came from, named in errors (training passes
-    ``zoos.<zoo>.train_device``)."""
-    if isinstance(device, torch.device):
-        return device
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise InferenceError(f"{key}={device!r} but no CUDA device is available")
-    if device not in ("cpu",) and not device.startswith("cuda"):
-        raise InferenceError(f"{key}={device!r}; use auto, cpu or cuda")
-    return torch.device(device)
 
 
 def _input_channels(first: torch.Tensor | None, x: np.ndarray) -> int:

@@ -6,6 +6,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from labelfree.device import resolve_device
 from labelfree.joblog import progress
 from labelfree.seeds import derive_seed
 from labelfree.store import read_image_set
@@ -40,8 +41,6 @@ def train_local_zoo(
     num_classes = int(data.y.shape[1]) if multi else int(data.y.max()) + 1
     tr, va = validation_split(data.y, val_fraction, derive_seed(base_seed, zoo, "val"))
     x_tr, y_tr, x_va, y_va = data.x[tr], data.y[tr], data.x[va], data.y[va]
-    from labelfree.inference import resolve_device
-
     dev = resolve_device(device, key=f"zoos.{zoo}.train_device")
     log.info(
         "zoo %s: %d local models on %s (%d train / %d val images, %d classes, %s)",
