@@ -81,7 +81,8 @@ from labelfree.inference import (
     retain_freed_memory,
 )
 from labelfree.store import read_image_set, read_logits, write_image_set, write_inference
-from labelfree.zoo import build_model, load_model, save_model
+from labelfree.zoo.arch import build_model
+from labelfree.zoo.io import load_model, save_model
 from labelfree.zoo.preprocess import preprocess
 
 REPO = Path(__file__).resolve().parents[1]

@@ -34,6 +34,7 @@ from labelfree.device import resolve_device
 from labelfree.joblog import progress
 from labelfree.store import ImageSet, read_image_set, write_inference
 from labelfree.zoo.arch import FEATURES, MLP, CNNTiny, LeNet, ResNet, feature_points
+from labelfree.zoo.io import load_model
 from labelfree.zoo.preprocess import FUSED_KINDS, preprocess, standard_nchw
 
 log = logging.getLogger(__name__)
@@ -414,8 +415,6 @@ def predict_dir(
     amp: bool = True,
 ) -> dict[str, np.ndarray]:
     """Load the model in ``model_dir`` and run :func:`predict` with its own preprocessing."""
-    from labelfree.zoo.io import load_model  # safetensors only where weights are read
-
     dev = resolve_device(device)
     model, meta = load_model(model_dir, dev)
     return predict(model, x, meta.get("preprocessing", "scale01"), batch_size, dev, features, amp)
@@ -469,8 +468,6 @@ def infer_group(
         if keep:
             cache[j] = s
         return s
-
-    from labelfree.zoo.io import load_model  # safetensors only where weights are read
 
     ready: dict[tuple[int, str, int], ModelInput] = {}
     ready_bytes = 0

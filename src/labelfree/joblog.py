@@ -11,10 +11,13 @@ every bar looks and behaves the same and goes where stderr goes.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from collections.abc import Iterable
 from typing import Any, TextIO
+
+from tqdm import tqdm
 
 #: Seconds between two redraws of a bar: a job log gets a line every 2 s at most.
 MIN_INTERVAL = 2.0
@@ -61,7 +64,6 @@ def adapter_job(sm: Any, argv: list[str]) -> tuple[dict[str, Any], str, int]:
     ::adapter_shell)."""
     if sm is not None:
         return sm.params.job, sm.log[0], sm.threads
-    import json
 
     return json.loads(argv[1]), argv[2], int(argv[3])
 
@@ -99,8 +101,6 @@ def progress(
     step got. A bar only writes to stderr; it never changes a result. ``options``: other tqdm
     arguments (a download's ``unit_scale``, a longer ``mininterval``, ``disable``).
     """
-    from tqdm import tqdm
-
     # miniters=0: redraw on time alone, so update(0) after a set_postfix_str(refresh=False) shows
     # the new postfix once the interval has passed
     kw: dict[str, Any] = {"mininterval": MIN_INTERVAL, "miniters": 0, "ascii": True, **options}

@@ -16,6 +16,7 @@ tables. Usage, after a run::
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import re
 import subprocess
@@ -258,8 +259,6 @@ def run_facts(
         except (OSError, subprocess.CalledProcessError):
             commit = "unknown"
     if not machine:
-        import os
-
         machine = f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}"
     return {"config": f"`{config}`", "commit": commit, "machine": machine,
             "wall time": wall, "peak memory": peak_mem}  # fmt: skip

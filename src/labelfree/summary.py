@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -31,6 +32,7 @@ def machine() -> str:
     cpu = cpu_model()
     simd = ""
     try:
+        # deferred: optional; the summary job runs without torch (2.5 s to import)
         import torch
 
         simd = f", torch {torch.__version__.split('+')[0]} {torch.backends.cpu.get_cpu_capability()}"
@@ -209,8 +211,6 @@ def embedded(readme: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m labelfree.summary results/summary.md README.md``: embed the run's block
     (its :func:`readme_block` part)."""
-    import sys
-
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 2:
         print("usage: python -m labelfree.summary results/summary.md README.md", file=sys.stderr)

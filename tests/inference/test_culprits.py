@@ -11,7 +11,8 @@ from labelfree.accuracy import AccuracyError, accuracy_long
 from labelfree.device import DeviceError, resolve_device
 from labelfree.inference import InferenceError, infer_group
 from labelfree.store import ArtefactError, write_image_set, write_inference, write_labels
-from labelfree.zoo import build_model, load_model, save_model
+from labelfree.zoo.arch import build_model
+from labelfree.zoo.io import load_model, save_model
 from labelfree.zoo.local import build_bundle, train_local_zoo
 
 META = {"arch": "mlp", "width": 4, "depth": 1, "num_classes": 10, "input_shape": [8, 8, 1],

@@ -14,7 +14,8 @@ from labelfree.inference import InferenceError, infer_group
 from labelfree.store import ArtefactError, load_npz, read_features, write_image_set, write_inference
 from labelfree.studyplan import autocast, feature_dtype
 from labelfree.syp.layout import StudyConfigError, check_config
-from labelfree.zoo import build_model, save_model
+from labelfree.zoo.arch import build_model
+from labelfree.zoo.io import save_model
 
 
 def test_infer_group_stores_float32_features_on_request(tmp_path):

@@ -17,8 +17,9 @@ from labelfree.inference import (
     predict_dir,
 )
 from labelfree.store import read_features, read_logits, write_image_set
-from labelfree.zoo import build_model, preprocess, save_model
-from labelfree.zoo.preprocess import PreprocessError
+from labelfree.zoo.arch import build_model
+from labelfree.zoo.io import save_model
+from labelfree.zoo.preprocess import PreprocessError, preprocess
 
 
 def _model(arch, in_shape=(8, 8, 1), k=10, width=4, depth=1, seed=0):

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from labelfree.shifts import CORRUPTIONS, RANDOM_CORRUPTIONS, corrupt, ops, scale_factor
-from labelfree.shifts.corruptions import _swap_pass, defocus_kernel
-from labelfree.shifts.params import resolve_table, table_entry
+from labelfree.shifts import ops
+from labelfree.shifts.corruptions import RANDOM_CORRUPTIONS, _swap_pass, corrupt, defocus_kernel
+from labelfree.shifts.params import CORRUPTIONS, resolve_table, scale_factor, table_entry
 
 from .conftest import SIZES
 

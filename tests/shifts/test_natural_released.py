@@ -6,16 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from labelfree.shifts import (
-    NATURAL_SHIFTS,
+from labelfree.shifts.corruptions import corrupt
+from labelfree.shifts.natural import NATURAL_SHIFTS, natural_shift
+from labelfree.shifts.released import (
+    MNIST_C_NAMES,
     ReleasedArchiveError,
-    corrupt,
-    corruption_sets,
+    available,
+    layout,
     load_released,
-    natural_sets,
-    natural_shift,
 )
-from labelfree.shifts.released import MNIST_C_NAMES, available, layout
+from labelfree.shifts.suite import corruption_sets, natural_sets
 
 from .conftest import SIZES
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from labelfree.inference import predict
-from labelfree.zoo import WeightsMissingError, load_model
-from labelfree.zoo.pretrained import resolve_row
+from labelfree.zoo.io import load_model
+from labelfree.zoo.pretrained import WeightsMissingError, resolve_row
 
 TV_ARCH = "mobilenet_v3_small"
 TV_FILE = "mobilenet_v3_small-047dcff4.pth"  # torchvision's file name for IMAGENET1K_V1

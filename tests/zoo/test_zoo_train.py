@@ -9,8 +9,7 @@ import pytest
 import torch
 
 from labelfree.store import load_json, write_image_set
-from labelfree.zoo import load_model
-from labelfree.zoo.io import state_dict_hash
+from labelfree.zoo.io import load_model, state_dict_hash
 from labelfree.zoo.local import train_local_zoo
 from labelfree.zoo.train import (
     OPTIMIZERS,

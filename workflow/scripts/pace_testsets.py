@@ -34,7 +34,7 @@ elif kind == "mutated":
     write_image_set(sm.output.light, xl, base.y)
     log.info("mutated pools: %d images each", len(base.x))
 elif kind == "generated":
-    from labelfree.zoo import load_model
+    from labelfree.zoo.io import load_model
 
     model, meta = load_model(sm.params.model_dir)
     a = sm.params.attack

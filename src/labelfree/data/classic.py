@@ -24,6 +24,7 @@ from labelfree.data.base import DataError, check_options, resize_images, set_cha
 from labelfree.data.download import FileSpec
 from labelfree.data.formats import read_cifar_archive, read_idx, read_svhn_mat
 from labelfree.data.splits import subsample
+from labelfree.seeds import rng
 from labelfree.store import ImageSet
 
 MNIST_MIRRORS = (
@@ -199,8 +200,6 @@ def make_builder(source: str) -> Callable[[str, Mapping[str, Any], int], Built]:
     """A registry builder for one classic source: returns (splits, {"classes": names})."""
 
     def build(name: str, cfg: Mapping[str, Any], seed: int) -> Built:
-        from labelfree.seeds import rng
-
         opts = _options(source, name, cfg)
         check_split_names(source, cfg["splits"])
         folder = Path(cfg.get("root", "resources/data")) / source

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pycocotools.coco import COCO
 
 from labelfree.data.base import DataError
 from labelfree.data.lazy import LazyImageSet, decode_rgb, enclosing_box, resize_mask, resize_rgb
@@ -37,8 +38,6 @@ class CocoImages(LazyImageSet):
     def __init__(
         self, images_dir: str | os.PathLike[str], annotations: str | os.PathLike[str]
     ) -> None:
-        from pycocotools.coco import COCO
-
         images_dir, annotations = Path(images_dir), Path(annotations)
         if not annotations.is_file():
             raise DataError(f"{annotations}: COCO instances JSON not found")

@@ -20,8 +20,11 @@ Everything is vectorised over the batch (loops run over at most 4 glyph sizes or
 
 from __future__ import annotations
 
+import colorsys
 import functools
+import importlib.util
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -122,15 +125,13 @@ def glyph_pool() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     Split by index, stratified by class (spec 7.1): within each class, every third glyph (in
     index order) is a test glyph, the others (2/3) training glyphs.
     """
-    import importlib.util
-    from pathlib import Path
-
     spec = importlib.util.find_spec("sklearn")
     path = Path(spec.origin).parent / "datasets" / "data" / "digits.csv.gz" if spec else None
     if path is not None and path.exists():  # the file load_digits reads, without importing sklearn
         raw = np.loadtxt(path, delimiter=",", dtype=np.float64)
         images, target = raw[:, :-1].reshape(-1, 8, 8), raw[:, -1]
     else:
+        # deferred: parse-time module; scikit-learn takes several seconds to import (a fallback only)
         from sklearn.datasets import load_digits
 
         d = load_digits()
@@ -195,8 +196,6 @@ def _place(canvas: np.ndarray, glyph_idx: np.ndarray, sizes: np.ndarray, oy: np.
 
 def family_tints() -> np.ndarray:
     """One RGB tint per family: 10 hues around the colour wheel (saturation 0.75, value 0.85)."""
-    import colorsys
-
     return np.array([colorsys.hsv_to_rgb(k / N_CLASSES, 0.75, 0.85) for k in range(N_CLASSES)])
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from labelfree.data.base import DataError
+from labelfree.joblog import progress
 
 log = logging.getLogger(__name__)
 
@@ -179,8 +180,6 @@ def _publish(tmp: Path, dest: Path) -> None:
 
 def _progress(total: int | None, name: str) -> Any:
     """A tqdm bar in bytes on stderr (the job log under Snakemake), updated every 10 s."""
-    from labelfree.joblog import progress
-
     return progress(total=total, desc=name, unit="B", unit_scale=True, mininterval=10.0)
 
 

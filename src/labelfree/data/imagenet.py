@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from PIL import Image
 
 from labelfree.data.base import DataError
 from labelfree.data.lazy import LazyImageSet, decode_rgb, enclosing_box
@@ -112,8 +113,6 @@ def square_geometry(height: int, width: int, size: int) -> tuple[int, int, int, 
 
 def resize_keep_aspect(img: np.ndarray, size: int) -> np.ndarray:
     """Bilinear resize of the shorter side to ``size``, then the centre square (no squashing)."""
-    from PIL import Image
-
     h, w = img.shape[:2]
     rh, rw, top, left = square_geometry(h, w, size)
     if (rh, rw) != (h, w):

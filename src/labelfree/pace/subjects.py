@@ -77,7 +77,7 @@ def adversarial(model, x: np.ndarray, y: np.ndarray, preprocessing: str = "scale
     preprocessing (spec 5.5). Returns uint8 images."""
     import torch
 
-    from labelfree.zoo import preprocess
+    from labelfree.zoo.preprocess import preprocess
 
     if method not in ("fgsm", "bim"):
         raise ValueError(f"adversarial: method {method!r} is not 'fgsm' or 'bim'")
@@ -113,7 +113,7 @@ def carlini_wagner_l2(model, x: np.ndarray, y: np.ndarray, preprocessing: str = 
     (kappa, in logits) lets the adversarial survive rounding. Table 11's C&W pool (spec 5.5)."""
     import torch
 
-    from labelfree.zoo import preprocess
+    from labelfree.zoo.preprocess import preprocess
 
     model.eval()
     outs = []
@@ -288,7 +288,7 @@ def classification_subject(name: str, model: str, testset: str, input_type: str,
     """Features ORI (model input after its preprocessing, flattened), FL, LHL, CON (softmax)
     from one inference artefact (spec 2.2); item scores = correct, plus top-5 correct for
     Table 9 (spec 2.10)."""
-    from labelfree.zoo import preprocess
+    from labelfree.zoo.preprocess import preprocess
 
     from .metrics import item_scores_classification
 

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
+from labelfree.data.base import DataError
+from labelfree.data.corrupted import RELEASES, load_corrupted, release
 from labelfree.shifts.params import CORRUPTIONS, SEVERITIES
 
 
@@ -43,8 +45,6 @@ DATA_ROOT = "resources/data"
 
 def release_name(source: str | Path) -> str | None:
     """The data layer's release name if ``source`` is one (``mnist_c``, ``cifar10_c``)."""
-    from labelfree.data.corrupted import RELEASES
-
     return str(source) if str(source) in RELEASES else None
 
 
@@ -70,8 +70,6 @@ def available(root: str | Path, single_level_severity: int = 3) -> set[tuple[str
     """The (corruption, severity) pairs the archive holds, in our names."""
     name = release_name(root)
     if name is not None:
-        from labelfree.data.corrupted import release
-
         rel = release(name)
         levels = rel.severities if len(rel.severities) > 1 else (single_level_severity,)
         return {(c, s) for c in CORRUPTIONS if c in rel.corruptions for s in levels}
@@ -140,9 +138,6 @@ def load_released(
         )
     name = release_name(root)
     if name is not None:
-        from labelfree.data.base import DataError
-        from labelfree.data.corrupted import load_corrupted, release
-
         levels = release(name).severities
         level = severity if len(levels) > 1 else levels[0]
         try:

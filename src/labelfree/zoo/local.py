@@ -11,6 +11,7 @@ from labelfree.joblog import progress
 from labelfree.seeds import derive_seed
 from labelfree.store import read_image_set
 from labelfree.zoo.io import save_model
+from labelfree.zoo.pretrained import resolve_row
 from labelfree.zoo.train import TrainSpec, train_model, validation_split
 
 log = logging.getLogger(__name__)
@@ -111,9 +112,6 @@ def build_bundle(
         )
         metas.update(zip(local, trained, strict=True))
     if other:
-        from labelfree.store import read_image_set
-        from labelfree.zoo.pretrained import resolve_row
-
         if idset_path is None:
             raise ValueError(f"zoo {zoo}: pretrained/checkpoint models need the id test set")
         ids = read_image_set(idset_path)

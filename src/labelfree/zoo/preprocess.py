@@ -52,6 +52,7 @@ class PreprocessError(ValueError):
 
 @lru_cache(maxsize=16)
 def _tv_transform(name: str) -> Any:
+    # deferred: torchvision takes 4-8 s to import; only torchvision rows need it
     from torchvision.models import get_weight
 
     try:

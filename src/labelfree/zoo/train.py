@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -30,6 +31,7 @@ from torch import nn
 
 from labelfree.seeds import derive_seed
 from labelfree.zoo.arch import build_model
+from labelfree.zoo.io import state_dict_hash
 from labelfree.zoo.preprocess import check_kind, preprocess
 
 OPTIMIZERS = ("sgd", "adam", "adadelta", "adagrad", "adamax", "nadam", "rmsprop")
@@ -160,8 +162,6 @@ def _optimizer(name: str, params: Any, lr: float) -> torch.optim.Optimizer:
 @contextlib.contextmanager
 def deterministic(device: torch.device) -> Iterator[None]:
     """Deterministic kernels while training (cuDNN/cuBLAS on CUDA); restores settings after."""
-    import os
-
     prev = torch.are_deterministic_algorithms_enabled()
     prev_bench = torch.backends.cudnn.benchmark
     if device.type == "cuda":
@@ -224,7 +224,6 @@ def train_model(
     in_shape = tuple(int(s) for s in x.shape[1:])
 
     model = init_model(spec, in_shape, num_classes)
-    from labelfree.zoo.io import state_dict_hash
 
     init_hash = state_dict_hash(model.state_dict())
     model.to(dev)
