@@ -1,4 +1,4 @@
-"""Batched, device-aware inference with feature hooks: the one forward-pass path (issue 2).
+"""Batched, device-aware inference with feature hooks: the one forward-pass path.
 
 Every study that needs model outputs either reads the artefacts written by :func:`infer_group`
 (``results/infer/{zoo}/{model}/{group}.npz``, one file per model and test-set group, read one
@@ -11,8 +11,8 @@ test set at a time through labelfree.store) or calls :func:`predict` on inputs i
   classifier head), captured with forward hooks (labelfree.zoo.arch.feature_points).
 - Speed: each batch is converted from uint8 on the device (only bytes cross the bus) by one
   cast-and-transpose copy into a reused buffer, scaled in place; outputs are written into
-  preallocated arrays (bench/inference_vs_bare.py compares the whole path with a bare loop on
-  ready tensors).
+  preallocated arrays (docs/zoo.md, "Measurements", compares the whole path with a bare loop on ready
+  tensors).
 """
 
 from __future__ import annotations
@@ -60,8 +60,7 @@ def retain_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 25
     With glibc's defaults, blocks above a (moving) size threshold are mapped and unmapped
     anew, and the heap is trimmed whenever enough of its top is free; a forward pass that
     allocates a new output among its activations then faults the same memory back in at
-    every batch (tests/inference/test_bare_loop.py counts the faults; a bare loop in the same
-    process is slower too). Blocks up to ``mmap_threshold`` come from the heap and at most
+    every batch (a bare loop in the same process is slower too). Blocks up to ``mmap_threshold`` come from the heap and at most
     ``trim_threshold`` bytes of free heap top stay mapped. Process-wide; the inference job
     calls it (workflow/scripts/inference_run.py). Returns False where there is no glibc
     ``mallopt`` (macOS, Windows), True when both settings were taken.
@@ -106,7 +105,7 @@ def prepare(
 ) -> ModelInput:
     """Convert uint8 NHWC images ``x`` into the input of a model that takes ``channels``
     channels, on ``device`` (the values :func:`predict` converts batch by batch: the
-    conversion is elementwise, tests/inference/test_bare_loop.py)."""
+    conversion is elementwise)."""
     if x.ndim != 4:
         raise InferenceError(f"images must be (N, H, W, C) uint8, got shape {x.shape}")
     with torch.no_grad():
@@ -127,7 +126,7 @@ def _eval(model: nn.Module) -> torch.Tensor | None:
     read, and the first parameter is found by a pre-order descent that stops at it: about a
     third of the cost of one pre-order walk doing both, and far below the generators of
     ``modules()`` and ``parameters()``, which cost as much as a tiny model's forward pass on a
-    few batches (bench/inference_vs_bare.py).
+    few batches (docs/zoo.md, "Measurements").
     """
     mods, training = [model], False
     for m in mods:  # every module, breadth first (order does not matter for the flags)
@@ -153,10 +152,10 @@ def _first_parameter(m: nn.Module) -> torch.Tensor | None:
 
 
 #: Local architectures apply no in-place operation to a feature point's tensor after its layer
-#: ran (tests/inference/test_bare_loop.py checks it), so their features are copied inside the
+#: ran, so their features are copied inside the
 #: hook and the activation is freed when a bare loop would free it. Holding it to the end of the
 #: forward pass shifts glibc's allocations enough that it returns and re-faults memory every
-#: batch (bench/inference_vs_bare.py, "features" column).
+#: batch (docs/zoo.md, "Measurements").
 _COPY_IN_HOOK = (MLP, LeNet, ResNet, CNNTiny)
 
 
@@ -250,8 +249,7 @@ class _Rows:
 
     :func:`predict` keeps each batch's result and hands them here by one ``torch.cat`` per
     :data:`_FLUSH_BYTES` of results (and at the end), instead of one copy call per batch: for
-    tiny models the per-batch call costs as much as the forward pass (bench/
-    inference_vs_bare.py). On the CPU numpy allocates the output (see :func:`_store`).
+    tiny models the per-batch call costs as much as the forward pass (docs/zoo.md, "Measurements"). On the CPU numpy allocates the output (see :func:`_store`).
     """
 
     def __init__(self, n: int, device: torch.device, cpu: bool) -> None:
@@ -301,7 +299,7 @@ def predict(
     model is put in eval mode and moved to ``device``. ``progress``: an optional tqdm bar
     advanced by the number of images.
 
-    Speed (bench/inference_vs_bare.py): uint8 batches are cast and transposed by one copy
+    Speed (docs/zoo.md, "Measurements"): uint8 batches are cast and transposed by one copy
     into one input buffer reused for every batch and scaled in place there; each batch's
     logits and features are copied into preallocated outputs (features of local
     architectures inside the hook), so the allocator reuses the model's activations and

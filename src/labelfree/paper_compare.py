@@ -2,7 +2,7 @@
 
 The papers' numbers are long csv files, one printed number a row (``study, dataset, paper_table,
 paper_line, row, column, value, note``; docs/paper-vs-ours/extract_paper_tables.py writes them
-from ../shared/papers). Our side is brought to the same ``(row, column, value)`` long form by a
+from the papers' text). Our side is brought to the same ``(row, column, value)`` long form by a
 per-study reader of the study's own tables (``results/<study>/tables``), then joined on
 ``(row, column)``: every paper number gets a line, with ours (blank when our run has no such
 number) and the difference ours - paper. Nothing here computes a result; it only lines up two

@@ -405,7 +405,7 @@ def write_group_manifest(
     """Write the stand-in of a test-set group: one line per set (name, path, bytes).
 
     Inference jobs list this one file instead of every set of the group, so the graph of a
-    10,000-model zoo resolves one input per job and group rather than 18 (issue 23 item 4); it
+    10,000-model zoo resolves one input per job and group rather than 18; it
     is rewritten whenever a set is, so a remade set still reruns the group's inference."""
     lines = ["testset\tpath\tbytes"]
     for name, p in sets.items():

@@ -22,7 +22,7 @@ os.environ.update(
 # until Snakemake exits. With Python's default thresholds (700, 10, 10) the cyclic garbage
 # collector runs thousands of times while Snakemake builds it and rescans the survivors each
 # time; collecting young objects every 50,000 allocations instead cuts most of that work
-# (bench/graph_cost.py, zoo10k). Only the Snakemake process is affected: jobs run in their own.
+# (docs/architecture.md, "Graph cost"). Only the Snakemake process is affected: jobs run in their own.
 gc.set_threshold(50_000, 20, 10)
 
 from snakemake.exceptions import WorkflowError
@@ -210,7 +210,7 @@ def testset_group(zoo, testset):
 
 # Per-model rules (zoo_model, inference_model) run their adapter from `shell:`, not `script:`:
 # Snakemake re-reads a `script:` source for every job while it builds the graph, a large share
-# of the dry run of a zoo of thousands of one-model jobs (bench/graph_cost.py, zoo10k). The
+# of the dry run of a zoo of thousands of one-model jobs (docs/architecture.md, "Graph cost"). The
 # command finds the adapter and the Python that `script:` would use (the job's conda env's,
 # else Snakemake's own) through environment variables set here at every parse, like PYTHONPATH.
 os.environ.update(

@@ -54,7 +54,7 @@ _FASHION_MD5 = {
 
 # md5 of the decompressed IDX files (the same bytes whatever gzip wrote the archive), used to
 # accept re-compressed copies (download.verify_file). MNIST: the md5s of the uncompressed files
-# of yann.lecun.com as ../shared/data/README.md lists them, recomputed from the real files here
+# of yann.lecun.com, recomputed from the real files here
 # (`zcat f.gz | md5sum`) and matching the tables of other public MNIST loaders. Fashion-MNIST:
 # the uncompressed files' md5s as public loaders list them beside torchvision's .gz md5s (a
 # `raw_data` table) and as `md5sum` prints them after `gunzip` in MindSpore's tutorial; not

@@ -334,17 +334,17 @@ def download_dataset(
     ``manifest`` is given; it is written last, so it exists only when every file is verified.
     """
     src = get_source(cfg["source"])
-    specs = src.files(cfg)
+    entries = src.files(cfg)
     folder = Path(cfg.get("root", "resources/data")) / src.name
     local = cfg.get("local", "") or ""
     if local and not Path(local).is_absolute():
         raise DataError(
             f"datasets.{name}.local: {local!r} is relative; resolve it first (resolve_local)"
         )
-    paths = fetch_all(specs, folder, cfg.get("url", ""), local=local)
+    paths = fetch_all(entries, folder, cfg.get("url", ""), local=local)
     if manifest is not None:
         files = {}
-        for s in specs:
+        for s in entries:
             how = verify_file(paths[s.name], s)
             entry: dict[str, Any] = {"path": str(paths[s.name]), "verified_by": how}
             if how == "archive":

@@ -53,10 +53,10 @@ def train_local_zoo(
         total=total_epochs, desc=f"train {zoo}", unit="epoch", file=progress_file
     ) as bar:
         for row, out in zip(rows, out_dirs, strict=True):
-            spec = TrainSpec.from_row(row)
+            recipe = TrainSpec.from_row(row)
             bar.set_description(f"train {zoo}/{row['model']}")
             res = train_model(
-                spec, x_tr, y_tr, x_va, y_va, num_classes=num_classes, device=dev, progress=bar
+                recipe, x_tr, y_tr, x_va, y_va, num_classes=num_classes, device=dev, progress=bar
             )
             meta = {
                 "model": row["model"],

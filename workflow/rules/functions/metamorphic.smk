@@ -14,7 +14,7 @@ def mm_dataset_bases(dataset):
 
 def mm_originals_meta(dataset):
     """The dataset's meta.json (index of the originals) when a split base fills at original
-    resolution (fill_at: original, spec 2.2); else nothing."""
+    resolution (fill_at: original, docs/metamorphic.md); else nothing."""
     if MM["fill_at"] != "original":
         return []
     if any(MM_BASES[b]["split"] for b in mm_dataset_bases(dataset)):

@@ -23,7 +23,7 @@ def pace_attack_model():
 
 
 def pace_subject_specs():
-    """Classification subjects (spec 7): every model on the pool; non-mutant models on the
+    """Classification subjects (PACE paper, Section 4): every model on the pool; non-mutant models on the
     mutated pools; the attack model on the generated pools."""
     sheet = pace_sheet().set_index("model")
     mutants = set(pace_models(True))
@@ -45,10 +45,10 @@ def pace_subject_specs():
                 f"zoo {PACE_ZOO!r}"
             )
     mutated = PACE["mutated_models"] or pace_models(False)
-    specs = []
+    subjects = []
 
     def add(model, testset, itype):
-        specs.append(
+        subjects.append(
             {
                 "name": f"{model}@{testset}",
                 "model": model,
@@ -66,7 +66,7 @@ def pace_subject_specs():
             add(m, t, "mutated")
     for t in TESTSET_GROUPS["pace_generated"]:
         add(pace_attack_model(), t, "generated")
-    return specs
+    return subjects
 
 
 def pace_table(stem, ext="csv", scope=None):
