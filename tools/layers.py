@@ -34,10 +34,10 @@ LAYERS: list[tuple[str, tuple[str, ...], bool]] = [
     ("shifts", ("shifts",), False),
     ("zoo", ("zoo",), False),
     ("inference", ("inference", "accuracy"), False),
-    ("studies", ("laf", "pace", "syp", "alphatrim", "metamorphic", "studyplan"), False),
+    ("studies", ("laf", "pace", "syp", "alphatrim", "metamorphic"), False),
     ("methods", ("methods",), False),
     ("scorecard", ("scorecard",), False),
-    ("report", ("answer", "summary", "paper_compare", "cli"), False),
+    ("run", ("skips", "answer", "summary", "paper_compare", "cli"), False),
     ("workflow", ("workflow",), False),
 ]
 

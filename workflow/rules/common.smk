@@ -29,15 +29,16 @@ from snakemake.exceptions import WorkflowError
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 from labelfree.config import ConfigError, check_zoos, validate_config
-from labelfree.studyplan import autocast as studyplan_autocast
-from labelfree.studyplan import feature_dtype as studyplan_feature_dtype
-from labelfree.studyplan import fixed_zoo_skips, labelled_zoos
+from labelfree.laf.plan import labelled_zoos
+from labelfree.skips import fixed_zoo_skips
+from labelfree.syp.plan import autocast as syp_autocast
+from labelfree.syp.plan import feature_dtype as syp_feature_dtype
 from labelfree.zoo.bundle import BundleError, assign_bundles
 from labelfree.zoo.predictions import PredictionZooError, scan_cached
 from labelfree.zoo.sheet import ZooError, build_sheet
 
 # The config as the user wrote it, before defaults: which keys were given (a prediction zoo's
-# `testsets`, a study's zoo; labelfree.studyplan).
+# `testsets`, a study's zoo; labelfree.skips).
 USER_CONFIG = copy.deepcopy(dict(config))
 
 try:
@@ -118,7 +119,7 @@ PRED_GROUP = "predictions"
 
 
 # Studies that cannot run on the configured zoos say so in one line and are skipped
-# (labelfree.studyplan); laf and scorecard skip zoos without labels in their own files.
+# (labelfree.skips); laf and scorecard skip zoos without labels in their own files.
 def skip_study(study, reason):
     """Disable ``study`` for this run, saying why in one line (stderr, once per parse)."""
     config[study]["enabled"] = False

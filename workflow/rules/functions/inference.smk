@@ -18,7 +18,7 @@ def group_testset_paths(zoo, group):
 def zoo_feature_dtype(zoo):
     """Storage precision of the zoo's features (zoos.<zoo>.feature_dtype; a param, so that a
     change reruns the zoo's inference)."""
-    return studyplan_feature_dtype(config, zoo)
+    return syp_feature_dtype(config, zoo)
 
 
 def inference_job(zoo, models, group):
@@ -34,7 +34,7 @@ def inference_job(zoo, models, group):
         "feature_dtype": zoo_feature_dtype(zoo),
         "batch_size": INFER["batch_size"],
         "device": INFER["device"],
-        "amp": studyplan_autocast(config, zoo),
+        "amp": syp_autocast(config, zoo),
         "cache_bytes": INFER["cache_mb"] * 2**20,
     }
 
