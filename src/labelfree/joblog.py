@@ -17,8 +17,6 @@ import sys
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-from tqdm import tqdm
-
 #: Seconds between two redraws of a bar: a job log gets a line every 2 s at most.
 MIN_INTERVAL = 2.0
 
@@ -101,6 +99,9 @@ def progress(
     step got. A bar only writes to stderr; it never changes a result. ``options``: other tqdm
     arguments (a download's ``unit_scale``, a longer ``mininterval``, ``disable``).
     """
+    # deferred: parse-time module (via labelfree.data.download); tqdm adds 0.035 s
+    from tqdm import tqdm
+
     # miniters=0: redraw on time alone, so update(0) after a set_postfix_str(refresh=False) shows
     # the new postfix once the interval has passed
     kw: dict[str, Any] = {"mininterval": MIN_INTERVAL, "miniters": 0, "ascii": True, **options}
