@@ -304,6 +304,11 @@ def predict(
     logits and features are copied into preallocated outputs (features of local
     architectures inside the hook), so the allocator reuses the model's activations and
     nothing is concatenated at the end. Without features no hook is registered.
+
+    Long (about 100 lines) on purpose: this is the per-batch hot path, and its per-call
+    overhead is measured against a bare loop (docs/zoo.md, "Measurements"); its checks, hook
+    set-up and batch loop stay in one frame so that no helper call or closure is paid per
+    batch.
     """
     if features:
         unknown = [f for f in features if f not in FEATURES]
@@ -442,6 +447,9 @@ def infer_group(
     into the models' input (:func:`prepare`, for the elementwise kinds ``scale01``, ``center``
     and the normalisations) and kept on the device while the converted sets total at most
     ``cache_bytes``; the models then run on ready tensors, as a bare loop does.
+
+    Long (about 100 lines) on purpose: the loop over models and sets shares one cache of
+    converted inputs and one progress bar; it reads top to bottom as the job runs.
     """
     if len(out_paths) != len(model_dirs):
         raise InferenceError(

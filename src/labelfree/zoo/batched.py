@@ -160,6 +160,10 @@ def train_batched_mlp(
         little from threads and lose much under contention: 10x slower measured at load 8 on 2 cores).
     model_block: models trained together per block (bounds memory; results do not depend on it).
     progress: called as progress(models_done, K) after each block.
+
+    Long (about 100 lines) on purpose: the manual forward and backward pass of every layer
+    and the per-model RNG draws are one numerical recipe, kept in the order that makes
+    results bitwise reproducible; splitting it would spread that order over several frames.
     """
     if len(init_seeds) != len(batch_seeds) or len(init_seeds) == 0:
         raise ValueError(
@@ -412,6 +416,9 @@ def train_batched_cnn(
     the loss is the sum over models of each model's mean cross-entropy, so every model's
     gradient is its own, and torch.optim.SGD acts elementwise. ``device`` may be ``cuda``
     (trained under :func:`deterministic_cuda`). ``keep_weights``: also return the final weights.
+
+    Long (about 110 lines) on purpose: as :func:`train_batched_mlp`, one training recipe whose
+    order of RNG draws and updates makes results bitwise reproducible.
     """
     if len(init_seeds) != len(batch_seeds) or len(init_seeds) == 0:
         raise ValueError("train_batched_cnn: need as many init seeds as batch seeds, at least one")

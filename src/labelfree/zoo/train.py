@@ -189,6 +189,52 @@ def _accuracy(logits: torch.Tensor, y: torch.Tensor) -> float:
     return float((logits.argmax(1) == y).float().mean())
 
 
+def _check_recipe(recipe: TrainSpec) -> None:
+    """Refuse an unknown optimizer, preprocessing kind or out-of-range sizes, naming the value."""
+    if recipe.optimizer not in OPTIMIZERS:
+        raise TrainError(f"unknown optimizer {recipe.optimizer!r}; known: {OPTIMIZERS}")
+    if recipe.epochs < 0 or recipe.batch_size < 1 or not 0 < recipe.data_fraction <= 1:
+        raise TrainError(
+            f"epochs={recipe.epochs} must be >= 0, batch_size={recipe.batch_size} >= 1, "
+            f"data_fraction={recipe.data_fraction} in (0, 1]"
+        )
+    check_kind(recipe.preprocessing)
+
+
+def _train_epoch(
+    model: nn.Module, opt: torch.optim.Optimizer, loss_fn: nn.Module, xt: torch.Tensor,
+    yt: torch.Tensor, perm_t: torch.Tensor, recipe: TrainSpec, channels: int,
+    loss_sum: torch.Tensor,
+) -> None:
+    """One epoch of mini-batch steps in the order ``perm_t``; adds each batch's summed loss to
+    ``loss_sum`` in place."""
+    for start in range(0, len(perm_t), recipe.batch_size):
+        idx = perm_t[start : start + recipe.batch_size]
+        if len(idx) < 2 and any(isinstance(m, nn.BatchNorm2d) for m in model.modules()):
+            continue  # BatchNorm cannot train on a single sample
+        xb = preprocess(xt[idx], recipe.preprocessing, channels=channels)
+        loss = loss_fn(model(xb), yt[idx])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        loss_sum += loss.detach() * len(idx)
+
+
+def _final_validation(
+    model: nn.Module, x_val: np.ndarray | None, y_val: np.ndarray | None,
+    mapping: dict[int, int], recipe: TrainSpec, dev: torch.device,
+) -> tuple[float | None, float | None]:
+    """(accuracy on the true labels, on the mapped labels when a label map applies); None
+    without a validation set."""
+    if x_val is None or y_val is None or not len(x_val):
+        return None, None
+    val_acc = evaluate(model, x_val, y_val, recipe.preprocessing, dev)
+    if not mapping:
+        return val_acc, None
+    return val_acc, evaluate(model, x_val, apply_label_map(y_val, mapping), recipe.preprocessing,
+                             dev)
+
+
 def train_model(
     recipe: TrainSpec,
     x: np.ndarray,
@@ -206,14 +252,7 @@ def train_model(
     the metamorphic paper's RQ6); ``progress`` is an optional tqdm bar updated once per epoch.
     Returns the model in eval mode on the CPU and its metadata. Deterministic for given seeds.
     """
-    if recipe.optimizer not in OPTIMIZERS:
-        raise TrainError(f"unknown optimizer {recipe.optimizer!r}; known: {OPTIMIZERS}")
-    if recipe.epochs < 0 or recipe.batch_size < 1 or not 0 < recipe.data_fraction <= 1:
-        raise TrainError(
-            f"epochs={recipe.epochs} must be >= 0, batch_size={recipe.batch_size} >= 1, "
-            f"data_fraction={recipe.data_fraction} in (0, 1]"
-        )
-    check_kind(recipe.preprocessing)
+    _check_recipe(recipe)
     multi = y.ndim == 2
     if num_classes is None:
         num_classes = int(y.shape[1]) if multi else int(y.max()) + 1
@@ -249,17 +288,8 @@ def train_model(
                 order_hash = hashlib.sha256(subset[perm].astype(np.int64).tobytes()).hexdigest()[:16]
             model.train()
             loss_sum.zero_()
-            perm_t = torch.from_numpy(perm).to(dev)
-            for start in range(0, n_use, recipe.batch_size):
-                idx = perm_t[start : start + recipe.batch_size]
-                if len(idx) < 2 and any(isinstance(m, nn.BatchNorm2d) for m in model.modules()):
-                    continue  # BatchNorm cannot train on a single sample
-                xb = preprocess(xt[idx], recipe.preprocessing, channels=in_shape[2])
-                loss = loss_fn(model(xb), yt[idx])
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                loss_sum += loss.detach() * len(idx)
+            _train_epoch(model, opt, loss_fn, xt, yt, torch.from_numpy(perm).to(dev), recipe,
+                         in_shape[2], loss_sum)
             stats = {"loss": float(loss_sum) / n_use}
             if x_val is not None and y_val is not None and len(x_val) and on_epoch_end is not None:
                 stats["val_accuracy"] = evaluate(model, x_val, y_val, recipe.preprocessing, dev)
@@ -270,13 +300,7 @@ def train_model(
                 progress.update(1)
     train_time = time.perf_counter() - t0
     model.eval()
-    val_acc = val_acc_mapped = None
-    if x_val is not None and y_val is not None and len(x_val):
-        val_acc = evaluate(model, x_val, y_val, recipe.preprocessing, dev)
-        if mapping:
-            val_acc_mapped = evaluate(
-                model, x_val, apply_label_map(y_val, mapping), recipe.preprocessing, dev
-            )
+    val_acc, val_acc_mapped = _final_validation(model, x_val, y_val, mapping, recipe, dev)
     model.cpu()
     meta: dict[str, Any] = {
         **asdict(recipe),
