@@ -36,5 +36,6 @@ def test_the_tool_finds_an_upward_import_and_a_cycle():
 def test_architecture_page_shows_the_current_table_and_picture():
     tool = _tool()
     page = (REPO / "docs" / "architecture.md").read_text()
-    assert tool.table() in page
-    assert tool.mermaid(tool.module_imports()) in page
+    redo = "docs/architecture.md is stale: paste `python tools/layers.py --table` / `--mermaid`"
+    assert tool.table() in page, redo
+    assert tool.mermaid(tool.module_imports()) in page, redo

@@ -167,9 +167,11 @@ def table() -> str:
     """The markdown table of docs/architecture.md: layer, its units, what it may import."""
     rows = ["| layer | packages and modules | may import |", "|---|---|---|"]
     for i, (name, units, shares) in enumerate(LAYERS):
-        below = ", ".join(n for n, _, _ in LAYERS[:i][::-1]) or "(nothing of labelfree)"
+        below = f"layers 1-{i}" if i > 1 else ("layer 1" if i == 1 else "")
         if shares:
-            below = "each other" + ("" if i == 0 else ", " + below)
+            below = "each other" + (f", {below}" if below else "")
+        elif len(units) > 1:
+            below += ", not each other"
         rows.append(f"| {i + 1}. {name} | {', '.join(f'`{u}`' for u in units)} | {below} |")
     return "\n".join(rows)
 
