@@ -11,8 +11,8 @@ test set at a time through labelfree.store) or calls :func:`predict` on inputs i
   classifier head), captured with forward hooks (labelfree.zoo.arch.feature_points).
 - Speed: each batch is converted from uint8 on the device (only bytes cross the bus) by one
   cast-and-transpose copy into a reused buffer, scaled in place; outputs are written into
-  preallocated arrays (docs/zoo.md, "Measurements", compares the whole path with a bare loop on ready
-  tensors).
+  preallocated arrays (docs/zoo.md, "Measurements", compares the whole path with a bare loop on
+  ready tensors).
 """
 
 from __future__ import annotations
@@ -249,7 +249,8 @@ class _Rows:
 
     :func:`predict` keeps each batch's result and hands them here by one ``torch.cat`` per
     :data:`_FLUSH_BYTES` of results (and at the end), instead of one copy call per batch: for
-    tiny models the per-batch call costs as much as the forward pass (docs/zoo.md, "Measurements"). On the CPU numpy allocates the output (see :func:`_store`).
+    tiny models the per-batch call costs as much as the forward pass (docs/zoo.md, "Measurements").
+    On the CPU numpy allocates the output (see :func:`_store`).
     """
 
     def __init__(self, n: int, device: torch.device, cpu: bool) -> None:

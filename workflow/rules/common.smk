@@ -22,7 +22,8 @@ os.environ.update(
 # until Snakemake exits. With Python's default thresholds (700, 10, 10) the cyclic garbage
 # collector runs thousands of times while Snakemake builds it and rescans the survivors each
 # time; collecting young objects every 50,000 allocations instead cuts most of that work
-# (docs/architecture.md, "Graph cost"). Only the Snakemake process is affected: jobs run in their own.
+# (docs/architecture.md, "Graph cost"). Only the Snakemake process is affected: jobs run in their
+# own.
 gc.set_threshold(50_000, 20, 10)
 
 from snakemake.exceptions import WorkflowError

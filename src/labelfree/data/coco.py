@@ -1,7 +1,8 @@
 """COCO (2014/2017 val): user-supplied images plus the instances JSON, read with pycocotools.
 
 The user supplies ``images_dir`` (e.g. the extracted ``val2014/``) and ``annotations`` (e.g.
-``annotations/instances_val2014.json``). Following the metamorphic paper's use of COCO (docs/data.md, reading R3):
+``annotations/instances_val2014.json``). Following the metamorphic paper's use of COCO
+(docs/data.md, reading R3):
 
 - classes are the categories in the order of the JSON (``categories`` list), named by name;
 - ``y`` is a multi-hot (N, K) vector with every category that has at least one annotation

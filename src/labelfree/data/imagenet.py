@@ -16,10 +16,10 @@ as array slices ``[ymin:ymax, xmin:xmax]`` of the original image; inverted min/m
 swapped; boxes are clipped to the image; when the XML ``<size>`` differs from the decoded
 image the boxes are rescaled (docs/data.md, reading R1).
 
-Geometry (docs/data.md, reading R2; the Keras Applications' and torchvision's evaluation transforms):
-the shorter side is resized to S (bilinear, aspect ratio kept) and the centre S x S square is
-kept, so a model's own ``resize(r <= S) + centre_crop(c)`` transform on the stored image sees
-what it would see on the original (centre crops compose); images are never squashed.
+Geometry (docs/data.md, reading R2; the Keras Applications' and torchvision's evaluation
+transforms): the shorter side is resized to S (bilinear, aspect ratio kept) and the centre S x S
+square is kept, so a model's own ``resize(r <= S) + centre_crop(c)`` transform on the stored image
+sees what it would see on the original (centre crops compose); images are never squashed.
 
 Materialised sets carry ``boxes`` (N, 4) = the box enclosing all GT boxes, ``masks`` (N, S, S) =
 the union of the GT boxes, ``box_distance`` (N, S, S) uint8 = for each stored pixel, the
@@ -123,9 +123,9 @@ def box_distance(boxes: np.ndarray, height: int, width: int, size: int) -> np.nd
     """Chebyshev distance (original pixels, capped at 255) from each stored pixel to the boxes.
 
     ``boxes`` (B, 4) xyxy in original pixels are rounded to half-open integer ranges
-    (docs/data.md, reading R2). Stored pixel (r, c) of :func:`resize_keep_aspect` samples the original pixel under
-    its centre (nearest neighbour); its distance to box b is ``max(dx, dy)`` with
-    ``dx = max(x0 - col, col - (x1 - 1), 0)``; the union takes the minimum over boxes. Padding
+    (docs/data.md, reading R2). Stored pixel (r, c) of :func:`resize_keep_aspect` samples the
+    original pixel under its centre (nearest neighbour); its distance to box b is ``max(dx, dy)``
+    with ``dx = max(x0 - col, col - (x1 - 1), 0)``; the union takes the minimum over boxes. Padding
     every box by p and clipping (the authors' code) selects exactly the pixels with distance
     <= p. Returns uint8 (size, size).
     """

@@ -1,8 +1,8 @@
 """The 15 corruptions of the -C benchmarks for any image size and channel count.
 
-The parameters are LaF's and CIFAR-10-C's (docs/shifts.md, reading R1; tables in :mod:`labelfree.shifts.params`); the
-formulas follow the reference CIFAR-10-C / ImageNet-C code (Hendrycks & Dietterich 2019), with
-these documented deviations:
+The parameters are LaF's and CIFAR-10-C's (docs/shifts.md, reading R1; tables in
+:mod:`labelfree.shifts.params`); the formulas follow the reference CIFAR-10-C / ImageNet-C code
+(Hendrycks & Dietterich 2019), with these documented deviations:
 
 * **Size scaling.** Pixel-valued parameters are multiplied by ``s = sqrt(H W) / ref`` (ref = 28
   for the mnist table, 32 for cifar), so 8x8 digits and 224x224 photos get the same relative
@@ -13,7 +13,8 @@ these documented deviations:
   drawn on the reference grid and resampled to the image (blur radius and sigma scaled). Relative parameters (zoom factors, pixelate ratio, fog and frost fields
   generated at the image size, elastic's ``28 x (...)`` already relative) need no other rule.
 * **Motion blur** (ImageMagick in the reference) is a one-sided line kernel with Gaussian tap
-  weights at the same radius and sigma and a random angle, sampled bilinearly (docs/shifts.md, reading R2).
+  weights at the same radius and sigma and a random angle, sampled bilinearly (docs/shifts.md,
+  reading R2).
 * **Frost** uses procedural textures (:func:`labelfree.shifts.ops.frost_textures`) instead of
   the photographs (docs/shifts.md, reading R2).
 * **Glass blur** replaces the reference's sequential pixel-by-pixel swap loop by passes of
@@ -144,7 +145,8 @@ def glass_blur(x: Array, c: tuple[float, int, int], ctx: Context) -> Array:
 
 
 def motion_blur(x: Array, c: tuple[float, float], ctx: Context) -> Array:
-    """Line-kernel motion blur (radius, sigma), angle U(-45, 45) degrees per image (docs/shifts.md, reading R2)."""
+    """Line-kernel motion blur (radius, sigma), angle U(-45, 45) degrees per image (docs/shifts.md,
+    reading R2)."""
     angles = ctx.rng.uniform(-45, 45, size=len(x))
     return ops.motion_blur(x, c[0] * ctx.scale, c[1] * ctx.scale, angles)
 

@@ -7,7 +7,8 @@ Two on-disk layouts are recognised:
 * **MNIST-C** (Mu & Gilmer 2019): ``<root>/<corruption>/test_images.npy`` (N, 28, 28[, 1]) and
   ``test_labels.npy``; one level per corruption, no severities. MNIST-C ships only 6 of the 15
   corruptions (shot_noise, impulse_noise, glass_blur, motion_blur, fog, brightness) - LaF built
-  its MNIST-C with the 15 CIFAR-10-C types instead (docs/shifts.md, reading R3), which is what regeneration does.
+  its MNIST-C with the 15 CIFAR-10-C types instead (docs/shifts.md, reading R3), which is what
+  regeneration does.
 
 Instead of a directory, a source may name a release of the data layer (``mnist_c`` or
 ``cifar10_c``, :mod:`labelfree.data.corrupted`): it is then read straight from the verified

@@ -58,7 +58,8 @@ def corruption_sets(
     single_level_severity: int = 3,
     fallback: str = "error",
 ) -> dict[int, TestSet]:
-    """The ``{corruption}-{severity}`` sets of one dataset (LaF paper, Section 4.3; docs/shifts.md, reading R1).
+    """The ``{corruption}-{severity}`` sets of one dataset (LaF paper, Section 4.3; docs/shifts.md,
+    reading R1).
 
     With ``released`` (a -C archive directory) the archive's sets are used; sets it lacks are
     regenerated when ``fallback == "generate"`` and refused (one error listing all of them)

@@ -1,7 +1,8 @@
 """Architectures of local zoos: ``mlp``, ``lenet``, ``resnet`` and ``cnn_tiny``.
 
 Every model takes float NCHW input of any size ``(C, H, W)`` and returns ``K`` logits. Each
-exposes two named feature points (used by PACE's FL/LHL features, PACE paper Section 3.1, and by SYP):
+exposes two named feature points (used by PACE's FL/LHL features, PACE paper Section 3.1, and by
+SYP):
 
 - ``first``: the output of the first layer with trainable weights, after its activation
   (PACE "FL").

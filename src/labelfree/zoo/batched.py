@@ -1,10 +1,10 @@
 """Hundreds of tiny MLPs trained together: one batched network, per-model semantics.
 
-Used by the `alphatrim` study (alpha-trimming paper, Section V; docs/zoo.md, reading R5), whose seed-regime zoos
-need hundreds of runs of one small recipe that differ only in their random seeds. Training the
-runs one by one (labelfree.zoo.train) pays Python and framework overhead per step and per model;
-here the K models are stacked along a leading axis and every step is one batched matrix product
-(``torch.baddbmm``) per layer for all K models at once.
+Used by the `alphatrim` study (alpha-trimming paper, Section V; docs/zoo.md, reading R5), whose
+seed-regime zoos need hundreds of runs of one small recipe that differ only in their random seeds.
+Training the runs one by one (labelfree.zoo.train) pays Python and framework overhead per step and
+per model; here the K models are stacked along a leading axis and every step is one batched matrix
+product (``torch.baddbmm``) per layer for all K models at once.
 
 Per-model semantics are exactly those of independent training runs:
 
@@ -289,14 +289,16 @@ def _train_block(
 
 
 # ---------------------------------------------------------------------------------------------
-# the alpha-trimming paper's small CNN (Section V; docs/zoo.md, reading R5), K models as convolution groups
+# the alpha-trimming paper's small CNN (Section V; docs/zoo.md, reading R5), K models as convolution
+# groups
 # ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class BatchedCNNSpec:
     """Conv(c1,3x3,same)-ReLU-AvgPool2 -> Conv(c2,3x3,same)-ReLU-AvgPool2 -> Dense(hidden)-ReLU
-    -> Dense(C) (alpha-trimming paper, Section V: conv (32, 16), dense (64,), batch 32; docs/zoo.md, reading R5)."""
+    -> Dense(C) (alpha-trimming paper, Section V: conv (32, 16), dense (64,), batch 32; docs/zoo.md,
+    reading R5)."""
 
     conv: tuple[int, ...] = (32, 16)
     hidden: tuple[int, ...] = (64,)

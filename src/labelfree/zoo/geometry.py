@@ -5,8 +5,9 @@ at parse time).
 TResNets' COCO pipeline, docs/zoo.md, reading R3).
 ``<kind>@<R>/<C>`` resizes the shorter side to R (aspect kept, ``side * R // min(h, w)``) and
 crops the centre C x C (torchvision ``Resize(R)`` + ``CenterCrop(C)``, the Keras Applications' and torchvision's
-evaluation transform, e.g. shorter side 256, centre crop 224; docs/zoo.md, reading R3). Both resample bilinearly with antialiasing and
-round to 8-bit values, as PIL's and torchvision's uint8 resizes do.
+evaluation transform, e.g. shorter side 256, centre crop 224; docs/zoo.md, reading R3). Both
+resample bilinearly with antialiasing and round to 8-bit values, as PIL's and torchvision's uint8
+resizes do.
 """
 
 from __future__ import annotations

@@ -19,8 +19,8 @@ Every tensor that enters a model leaves through :func:`standard_nchw`: NHWC -> N
 ``permute`` gives strides that PyTorch also reads as channels_last (with C = 1 the permuted
 tensor even counts as contiguous, so ``.contiguous()`` returns it unchanged), and oneDNN then
 takes its channels_last convolution kernels, whose backward pass corrupts the heap on CPUs
-without AVX-512 (docs/zoo.md, "Inference"; github.com/pytorch/pytorch/issues/120211). Integer images converted by
-:func:`_convert` are written into a tensor allocated with those fresh strides.
+without AVX-512 (docs/zoo.md, "Inference"; github.com/pytorch/pytorch/issues/120211). Integer images
+converted by :func:`_convert` are written into a tensor allocated with those fresh strides.
 """
 
 from __future__ import annotations

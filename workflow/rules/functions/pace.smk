@@ -23,8 +23,8 @@ def pace_attack_model():
 
 
 def pace_subject_specs():
-    """Classification subjects (PACE paper, Section 4): every model on the pool; non-mutant models on the
-    mutated pools; the attack model on the generated pools."""
+    """Classification subjects (PACE paper, Section 4): every model on the pool; non-mutant models
+    on the mutated pools; the attack model on the generated pools."""
     sheet = pace_sheet().set_index("model")
     mutants = set(pace_models(True))
     tsets = zoo_testsets(PACE_ZOO)
