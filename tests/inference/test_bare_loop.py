@@ -175,7 +175,7 @@ def test_a_non_standard_output_buffer_is_refused():
 FAULTS = """
 import resource, numpy as np, torch
 from labelfree.inference import predict, retain_freed_memory
-from labelfree.zoo import build_model
+from labelfree.zoo.arch import build_model
 torch.set_num_threads(1)
 applied = retain_freed_memory() if {retain} else None
 torch.manual_seed(0)
