@@ -15,6 +15,7 @@ from labelfree.data.registry import (
     prepare_dataset,
     split_names,
 )
+from labelfree.seeds import derive_seed
 from labelfree.store import read_image_set
 
 
@@ -73,8 +74,6 @@ def test_prepare_digits_writes_every_split(tmp_path):
 
 def test_digitscenes_hook_contract(monkeypatch):
     """build(cfg, seed) gets the dataset entry and derive_seed(seed, 'data', name)."""
-    from labelfree.seeds import derive_seed
-
     seen = {}
 
     def build(cfg, seed):

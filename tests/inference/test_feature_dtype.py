@@ -12,8 +12,8 @@ import torch
 
 from labelfree.inference import InferenceError, infer_group
 from labelfree.store import ArtefactError, load_npz, read_features, write_image_set, write_inference
-from labelfree.syp.plan import autocast, feature_dtype
 from labelfree.syp.layout import StudyConfigError, check_config
+from labelfree.syp.plan import autocast, feature_dtype
 from labelfree.zoo.arch import build_model
 from labelfree.zoo.io import save_model
 

@@ -46,6 +46,7 @@ def test_missing_torchvision_weights_say_where_to_put_them(torch_home, tmp_path)
 
 
 def test_cached_torchvision_weights_resolve_offline(torch_home, tmp_path):
+    # deferred: torchvision takes seconds to import; this test only
     from torchvision.models import get_model
 
     torch.manual_seed(0)

@@ -15,6 +15,7 @@ from labelfree.zoo.train import (
     OPTIMIZERS,
     TrainError,
     TrainSpec,
+    _optimizer,
     apply_label_map,
     parse_label_map,
     train_model,
@@ -113,7 +114,6 @@ def test_every_optimizer_trains(digits_small):
     assert init.isdisjoint(hashes.values())
     assert len(set(hashes.values())) == len(OPTIMIZERS), hashes
     assert all(np.isfinite(r.meta["final_train_loss"]) for r in runs.values())
-    from labelfree.zoo.train import _optimizer
 
     sgd = _optimizer("sgd", [torch.zeros(1, requires_grad=True)], 0.01)
     assert isinstance(sgd, torch.optim.SGD) and sgd.defaults["momentum"] == 0.9
