@@ -323,6 +323,21 @@ def resolve_local(
     return str(path)
 
 
+def plan_datasets(
+    datasets: Mapping[str, Any], configfiles: Iterable[str | os.PathLike[str]] = ()
+) -> tuple[dict[str, list[str]], list[str]]:
+    """The workflow's plan of the data layer: (dataset -> its split names, datasets to
+    download). Makes each dataset's ``local`` folder and ImageNet/COCO file options absolute
+    in place (relative to the config file that sets them; :func:`resolve_local`,
+    :func:`resolve_option_paths`). Raises DataError on a config it cannot run."""
+    splits = {ds: split_names(ds, dcfg) for ds, dcfg in datasets.items()}
+    files = list(configfiles)
+    for ds, dcfg in datasets.items():
+        dcfg["local"] = resolve_local(ds, dcfg, files)
+        dcfg["options"] = resolve_option_paths(ds, dcfg, files)
+    return splits, [ds for ds, dcfg in datasets.items() if needs_download(dcfg)]
+
+
 def download_dataset(
     name: str, cfg: Mapping[str, Any], manifest: str | os.PathLike[str] | None = None
 ) -> dict[str, Path]:
