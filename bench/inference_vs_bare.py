@@ -72,16 +72,17 @@ from typing import Any
 import numpy as np
 import torch
 
+from labelfree.device import resolve_device
 from labelfree.inference import (
     _eval,  # the eval-mode walk of predict, timed alone (breakdown column "walk")
     infer_group,
     predict,
     prepare,
-    resolve_device,
     retain_freed_memory,
 )
 from labelfree.store import read_image_set, read_logits, write_image_set, write_inference
-from labelfree.zoo import build_model, load_model, save_model
+from labelfree.zoo.arch import build_model
+from labelfree.zoo.io import load_model, save_model
 from labelfree.zoo.preprocess import preprocess
 
 REPO = Path(__file__).resolve().parents[1]

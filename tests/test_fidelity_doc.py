@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from labelfree.outputs import output_name
+
 REPO = Path(__file__).resolve().parents[1]
 DOC = REPO / "docs" / "fidelity.md"
 RULES = REPO / "workflow" / "rules"
@@ -73,8 +75,6 @@ SRC = REPO / "src" / "labelfree"
 def named(stems, scope: str) -> list[str]:
     """File names of ``stems`` computed on ``scope`` (a wildcard such as ``{zoo}`` for a
     per-zoo output), by the one naming rule (labelfree.outputs, docs/outputs.md)."""
-    from labelfree.outputs import output_name
-
     return [output_name(s, scope) for s in stems]
 
 

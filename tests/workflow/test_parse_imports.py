@@ -4,8 +4,8 @@ learning, plotting or scikit-learn module.
 Parsing the Snakefile runs every rule file; each `from labelfree... import` there is paid by every
 `snakemake` invocation (dry runs, no-op reruns, every cluster job). The rule files must take what
 they need at parse time (test-set names, output lists, config checks) from import-light modules
-(labelfree.syp.layout, labelfree.alphatrim.layout, labelfree.metamorphic.layout, the lazy
-labelfree.shifts package). Before that split a dry run imported torch (via labelfree.syp.oracle
+(the studies' plan modules, labelfree.shifts.released, labelfree.zoo.sheet and
+labelfree.zoo.bundle). Before that split a dry run imported torch (via labelfree.syp.oracle
 and labelfree.zoo.batched), scikit-learn (labelfree.syp.baselines) and matplotlib (labelfree.syp
 .figures, labelfree.alphatrim.figures, labelfree.shifts.corruptions): about 3 s CPU of a 6 s dry
 run (bench/results/graph_cost.md).

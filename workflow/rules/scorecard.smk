@@ -4,8 +4,8 @@
 
 
 from labelfree.outputs import POOLED, output_name
-from labelfree.studyplan import scorecard_coverage
-from labelfree.studyplan import scorecard_zoos as scorecard_plan
+from labelfree.scorecard.plan import scorecard_coverage
+from labelfree.scorecard.plan import scorecard_zoos as scorecard_plan
 
 
 include: "functions/scorecard.smk"

@@ -245,7 +245,7 @@ def write_pools(kind: str, pool: str | Path, outputs: Mapping[str, str], seed: i
         log.info("mutated pools: %d images each", len(base.x))
     elif kind == "generated":
         # deferred: torch; the experiment and report jobs, which import this module, never load it
-        from labelfree.zoo import load_model
+        from labelfree.zoo.io import load_model
 
         model, _ = load_model(model_dir)
         a = attack or {}

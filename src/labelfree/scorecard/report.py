@@ -159,7 +159,7 @@ COVERAGE_COLUMNS = ["zoo", "models", "scored_testsets", "scorecard", "reason"]
 
 def coverage(rows: Sequence[Mapping[str, object]],
              best: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """extra-all-zoos: the parse-time rows (labelfree.studyplan.scorecard_coverage) with the
+    """extra-all-zoos: the parse-time rows (labelfree.scorecard.plan.scorecard_coverage) with the
     reason a scorecard job found when it read the labels: a zoo whose ``best`` table
     (:func:`best_per_kind`) names no estimator and carries a note, e.g. multi-label labels only
     (labelfree.scorecard.core.unscored), is ``no`` with that note and no scored test set."""

@@ -5,7 +5,7 @@ Kinds:
 - ``scale01``: x / 255.
 - ``center``: x / 127.5 - 1 (range [-1, 1]).
 - ``imagenet``: x / 255, then ImageNet per-channel mean/std normalisation (no resizing).
-- ``cifar10_kit``: x / 255, then the DataCV 2023 kit's CIFAR-10 mean/std (syp spec 2.1).
+- ``cifar10_kit``: x / 255, then the DataCV 2023 kit's CIFAR-10 mean/std (docs/zoo.md, reading R2).
 - ``torchvision:<WeightsEnum>`` (e.g. ``torchvision:ResNet18_Weights.IMAGENET1K_V1``): the weights'
   own inference transforms (resize, centre crop, normalise), applied batched.
 - ``<kind>@<R>`` / ``<kind>@<R>/<C>`` (one of the four kinds above the torchvision one): resize to
@@ -19,8 +19,8 @@ Every tensor that enters a model leaves through :func:`standard_nchw`: NHWC -> N
 ``permute`` gives strides that PyTorch also reads as channels_last (with C = 1 the permuted
 tensor even counts as contiguous, so ``.contiguous()`` returns it unchanged), and oneDNN then
 takes its channels_last convolution kernels, whose backward pass corrupts the heap on CPUs
-without AVX-512 (torch 2.15; issue 22, pytorch issue 120211). Integer images converted by
-:func:`_convert` are written into a tensor allocated with those fresh strides.
+without AVX-512 (docs/zoo.md, "Inference"; github.com/pytorch/pytorch/issues/120211). Integer images
+converted by :func:`_convert` are written into a tensor allocated with those fresh strides.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 #: Per-channel (mean, std) normalisations after scaling to [0, 1].
 NORMALISATIONS = {
     "imagenet": (IMAGENET_MEAN, IMAGENET_STD),
-    # The DataCV 2023 kit's constants (syp spec 2.1), not the usual CIFAR-10 std.
+    # The DataCV 2023 kit's constants (docs/zoo.md, reading R2), not the usual CIFAR-10 std.
     "cifar10_kit": ((0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010)),
 }
 
@@ -52,6 +52,7 @@ class PreprocessError(ValueError):
 
 @lru_cache(maxsize=16)
 def _tv_transform(name: str) -> Any:
+    # deferred: torchvision takes 4-8 s to import; only torchvision rows need it
     from torchvision.models import get_weight
 
     try:

@@ -36,6 +36,7 @@ __all__ = ["WeightsMissingError", "hub_model", "resolve_row", "torchvision_model
 
 
 def _tv_weights(arch: str, weights: str) -> Any:
+    # deferred: torchvision takes 4-8 s to import; only torchvision rows need it
     from torchvision.models import get_model_weights, get_weight
 
     try:
@@ -65,6 +66,7 @@ def tv_kwargs(arch: str, w: Any) -> dict[str, Any]:
 
 def torchvision_model(arch: str, weights: str) -> tuple[nn.Module, dict[str, Any]]:
     """Load a torchvision pretrained model from the cache (downloading if possible)."""
+    # deferred: torchvision takes 4-8 s to import; only torchvision rows need it
     from torchvision.models import get_model
 
     w = _tv_weights(arch, weights)
@@ -130,6 +132,7 @@ def checkpoint_model(
         model = build_model(arch, in_shape, num_classes, int(row["width"]), int(row["depth"]))
         family = "local"
     else:
+        # deferred: torchvision takes 4-8 s to import; only torchvision rows need it
         from torchvision.models import get_model, list_models
 
         if arch not in list_models():

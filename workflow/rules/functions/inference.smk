@@ -52,7 +52,7 @@ def group_manifest(dataset, group):
 def group_inputs(zoo, group):
     """What a per-model inference job on ``group`` lists as input: the set itself for a group
     of one, else the group's stand-in, so the graph resolves one input per job instead of one
-    per set (bench/graph_cost.py times a 10,000-model zoo).
+    per set (docs/architecture.md, "Graph cost").
     """
     sets = zoo_groups(zoo)[group]
     if len(sets) == 1:

@@ -68,7 +68,7 @@ def laf_part_inputs(wildcards):
 def laf_part_params(azoo, part):
     base = laf_base(azoo)
     ts = laf_parts(azoo)[part]
-    spec = {
+    job = {
         "zoo": azoo,
         "dataset": zoo_dataset(base),
         "models": zoo_models(base),
@@ -84,17 +84,17 @@ def laf_part_params(azoo, part):
     }
     if azoo in LAF_CLONES:
         c = LAF_CLONES[azoo]
-        spec["clone"] = dict(
+        job["clone"] = dict(
             c,
             source_infer=[infer_paths(c["source"], t) for t in ts],
             source_models=zoo_models(c["source"]),
         )
         if "id" in laf_testsets(azoo):
-            spec["clone"]["source_id"] = {
+            job["clone"]["source_id"] = {
                 "infer": infer_paths(c["source"], "id"),
                 "labels": testset_path(zoo_dataset(base), "id"),
             }
-    return spec
+    return job
 
 
 def laf_targets():
