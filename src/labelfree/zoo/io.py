@@ -17,6 +17,8 @@ from torch import nn
 from labelfree.store import ArtefactError, atomic_path, load_json, save_json
 from labelfree.zoo.arch import build_model
 from labelfree.zoo.hub import hub_construct
+from labelfree.zoo.sources import MODULES, wrap_subset
+from labelfree.zoo.sources import construct as construct_source
 
 WEIGHTS = "weights.safetensors"
 META = "meta.json"
@@ -82,6 +84,8 @@ def construct(meta: dict[str, Any]) -> nn.Module:
         )
     if family == "hub":
         return hub_construct(meta["hub_repo"], meta["arch"])
+    if source in MODULES:  # keras, timm, hf-hub (labelfree.zoo.sources)
+        return construct_source(meta)
     raise ArtefactError(f"meta.json: unknown model family {family!r} (source {source!r})")
 
 
@@ -98,7 +102,7 @@ def load_model(
     wpath = d / WEIGHTS
     if not wpath.exists():
         raise ArtefactError(f"{wpath}: weights file not found")
-    model = construct(meta)
+    model = wrap_subset(construct(meta), meta)
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
