@@ -61,6 +61,11 @@ IMAGENET_OPTIONS: dict[str, Any] = {
     "limit": 0,
 }
 COCO_OPTIONS: dict[str, Any] = {"images_dir": "", "annotations": "", "size": 224, "limit": 0}
+#: Defaults of ``options`` of ``imagefolder`` (labelfree.data.imagefolder; mirrored in the schema).
+IMAGEFOLDER_OPTIONS: dict[str, Any] = {
+    "images_dir": "", "label_map": "", "class_subset": "", "size": 224,
+    "interpolation": "bilinear", "limit": 0,
+}
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,13 @@ def _build_digitscenes(name: str, cfg: Mapping[str, Any], seed: int) -> Built:
     return splits, {"classes": list(classes) if classes is not None else None}
 
 
+def _build_imagefolder(name: str, cfg: Mapping[str, Any], seed: int) -> Built:
+    """A user's folder of images (labelfree.data.imagefolder): each split a LazySplit."""
+    from labelfree.data.imagefolder import build_imagefolder  # deferred: PIL at parse time
+
+    return build_imagefolder(name, cfg, seed)
+
+
 # ---------------------------------------------------------------------------------------------
 # the registry
 # ---------------------------------------------------------------------------------------------
@@ -184,6 +196,11 @@ SOURCES: dict[str, Source] = {
     "coco": Source(
         "coco", "user-supplied", _lazy_builder("coco"),
         "COCO val images + instances JSON (pycocotools), supplied by the user", COCO_OPTIONS,
+    ),
+    "imagefolder": Source(
+        "imagefolder", "user-supplied", _build_imagefolder,
+        "a folder of images, one subfolder per class or flat (unlabelled), supplied by the user",
+        IMAGEFOLDER_OPTIONS,
     ),
     "digitscenes": Source(
         "digitscenes", "generated", _build_digitscenes,
@@ -275,7 +292,8 @@ def _config_base(keys: Sequence[str], value: Any, configfiles: Iterable[str | os
 
 #: Options of the user-supplied sources that name files or folders (resolved like ``local``).
 PATH_OPTIONS = {"imagenet_val": ("images_dir", "boxes_dir", "synsets"),
-                "coco": ("images_dir", "annotations")}
+                "coco": ("images_dir", "annotations"),
+                "imagefolder": ("images_dir", "label_map", "class_subset")}
 
 
 def resolve_option_paths(

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from labelfree.data import classes
 from labelfree.data.base import DataError
 from labelfree.data.download import FileSpec, fetch, verify_file
 
@@ -47,28 +48,11 @@ def model_file(row: dict[str, Any]) -> Path:
 
 
 def read_class_subset(path: str | Path, num_classes: int | None = None) -> list[int]:
-    """Class indices, one per line (or separated by commas or spaces; ``#`` starts a comment),
-    in the order the restricted logits take them; distinct, within ``num_classes``."""
-    p = Path(path)
+    """labelfree.data.classes.read_class_subset, its errors as :class:`SourceError`."""
     try:
-        text = p.read_text()
-    except OSError as exc:
-        raise SourceError(f"class subset {p}: cannot be read ({exc})") from None
-    tokens = [t for line in text.splitlines() for t in line.split("#")[0].replace(",", " ").split()]
-    try:
-        idx = [int(t) for t in tokens]
-    except ValueError:
-        raise SourceError(f"class subset {p}: holds something other than integer class indices"
-                          ) from None
-    if not idx:
-        raise SourceError(f"class subset {p}: no class index")
-    if len(set(idx)) != len(idx):
-        raise SourceError(f"class subset {p}: repeated class indices")
-    bad = [i for i in idx if i < 0 or (num_classes is not None and i >= num_classes)]
-    if bad:
-        raise SourceError(f"class subset {p}: indices {bad[:5]} are outside the model's "
-                          f"{num_classes} classes")
-    return idx
+        return classes.read_class_subset(path, num_classes)
+    except DataError as exc:
+        raise SourceError(str(exc)) from None
 
 
 class SubsetLogits(nn.Module):
