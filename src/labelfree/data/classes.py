@@ -1,5 +1,5 @@
 """Class files of user data (standard library only): a label map from folder names to class
-indices, and a class subset (docs/data.md, "A folder of images").
+indices, and a class subset (docs/your-zoo.md, section 4).
 
 Both are read here and nowhere else: the ``imagefolder`` source maps its folders and relabels its
 images with them (labelfree.data.imagefolder), and a zoo row's ``class_subset`` restricts its

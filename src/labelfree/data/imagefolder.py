@@ -1,4 +1,4 @@
-"""``source: imagefolder``: a user's folder of images (docs/data.md, "A folder of images").
+"""``source: imagefolder``: a user's folder of images (docs/your-zoo.md, section 4).
 
 Two layouts:
 
