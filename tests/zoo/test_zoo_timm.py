@@ -139,6 +139,14 @@ def test_sheet_rows(tmp_path):
     assert "row 1: timm file" in msg and "missing.pt not found" in msg
     assert "crop=20 exceeds resize=10" in msg
     assert "row 2: url 'https://example.org/w.pt' needs a sha256" in msg
+    (tmp_path / "s.txt").write_text("1\n")
+    (tmp_path / "other.tsv").write_text(
+        "model\tsource\tarch\tweights\tclass_subset\n"
+        "a\ttorchvision\tresnet18\tDEFAULT\ts.txt\n"
+        f"b\ttimm\ttest_resnet\t{path.name}\ts.txt\n")
+    with pytest.raises(ZooError, match=r"row 1: class_subset: only \('keras', 'timm', 'hf-hub'\)"
+                                       r"[^;]*$"):
+        build_sheet("z", {"sheet": "other.tsv"}, tmp_path)
 
 
 def test_eval_spec_round_trip_and_errors():

@@ -29,6 +29,9 @@ OWN_PREPROCESSING = ("timm", "hf-hub")
 #: may instead say ``pretrained`` (the user's cache).
 FILE_SOURCES = ("checkpoint", "keras", "timm")
 
+#: Sources of labelfree.zoo.sources, which read the optional columns below.
+SUBSET_SOURCES = ("keras", "timm", "hf-hub")
+
 #: Optional columns (labelfree.zoo.sources): a download ``url`` with its ``sha256`` for a
 #: ``weights`` file not yet present, and a ``class_subset`` file of class indices that restricts
 #: a model's logits. A normalised sheet has them only when some row sets one, so sheets without
@@ -161,8 +164,10 @@ def _optional_problems(row: dict[str, Any], root: Path) -> list[str]:
     errs = []
     if row["url"] and not re.fullmatch(r"[0-9a-fA-F]{64}", str(row["sha256"])):
         errs.append(f"url {row['url']!r} needs a sha256 (64 hex digits), got {row['sha256']!r}")
-    if row["url"] and row["source"] not in FILE_SOURCES:
-        errs.append(f"url: source {row['source']} takes no file to download")
+    if (row["url"] or row["sha256"]) and row["source"] not in ("keras", "timm"):
+        errs.append("url/sha256: only keras and timm rows download or check their file")
+    if row["class_subset"] and row["source"] not in SUBSET_SOURCES:
+        errs.append(f"class_subset: only {SUBSET_SOURCES} rows restrict their logits")
     if row["class_subset"]:
         path = Path(str(row["class_subset"])).expanduser()
         path = path if path.is_absolute() else (root / path).resolve()
