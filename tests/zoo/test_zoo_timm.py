@@ -168,6 +168,36 @@ def test_weights_file_checksum(tmp_path):
                     in_shape=(160, 160, 3))
 
 
+def test_weights_downloaded_from_the_rows_url(tmp_path):
+    """A row whose weights file is absent downloads it from ``url``, verified by ``sha256``."""
+    import functools
+    import http.server
+    import threading
+
+    from labelfree.data.download import file_digest
+
+    served = tmp_path / "served"
+    served.mkdir()
+    _, path = _save(served, "test_resnet")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/{path.name}"
+        target = tmp_path / "models" / "net.safetensors"
+        with pytest.raises(SourceError, match=r"net.safetensors: sha256 checksum of the download"):
+            resolve_row("z", _row(target, "test_resnet", url=url, sha256="1" * 64),
+                        tmp_path / "n", in_shape=(160, 160, 3))
+        assert not target.exists()  # nothing unverified under the file's name
+        meta = resolve_row("z", _row(target, "test_resnet", url=url, sha256=file_digest(path)),
+                           tmp_path / "m", in_shape=(160, 160, 3))
+        assert target.read_bytes() == path.read_bytes() and meta["weights_file"] == str(target)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def _fake_hf_cache(root, repo, files):
     """The layout huggingface_hub keeps: models--owner--name/{refs/main, snapshots/<sha>/...}."""
     owner, name = repo.split("/")
