@@ -35,11 +35,11 @@ def model_file(row: dict[str, Any]) -> Path:
     sha = str(row.get("sha256") or "")
     try:
         if sha:
-            spec = FileSpec(path.name, (str(row.get("url") or ""),), sha256=sha)
+            wanted = FileSpec(path.name, (str(row.get("url") or ""),), sha256=sha)
             if path.exists():
-                verify_file(path, spec)
+                verify_file(path, wanted)
             elif row.get("url"):
-                fetch(spec, path.parent)
+                fetch(wanted, path.parent)
         if not path.is_file():
             raise SourceError(f"model {row['model']}: {path}: file not found")
     except DataError as exc:
