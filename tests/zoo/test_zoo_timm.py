@@ -245,3 +245,28 @@ def test_hf_hub_row_from_the_local_cache(tmp_path, monkeypatch):
     _fake_hf_cache(cache, "someone/bert", {"config.json": {"model_type": "bert"}})
     with pytest.raises(SourceError, match="config.json: no 'architecture' key"):
         resolve_row("z", {**row, "weights": "someone/bert"}, tmp_path / "n")
+
+
+def test_infer_group_converts_a_pil_set_once_with_the_same_logits(tmp_path, monkeypatch):
+    """Two timm models with the same pipeline: the job converts the set once (labelfree.inference
+    .prepare) and each model's logits equal predict's on the uint8 images."""
+    import labelfree.inference as inference
+    from labelfree.store import read_logits, write_image_set
+
+    dirs = []
+    for seed in (0, 1):
+        _, path = _save(tmp_path, "test_resnet", num_classes=4, seed=seed)
+        resolve_row("z", _row(path, "test_resnet"), tmp_path / f"m{seed}", in_shape=(168, 168, 3))
+        dirs.append(tmp_path / f"m{seed}")
+    x = np.stack([_image(168, 168, s) for s in range(5)])
+    write_image_set(tmp_path / "id.npz", x, np.zeros(5, np.int64))
+    calls = []
+    real = inference.prepare
+    monkeypatch.setattr(inference, "prepare", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    outs = [tmp_path / "o0.npz", tmp_path / "o1.npz"]
+    inference.infer_group(dirs, [("id", tmp_path / "id.npz")], outs, batch_size=2, device="cpu")
+    assert len(calls) == 1 and calls[0].startswith("pil:")
+    for d, o in zip(dirs, outs, strict=True):
+        model, meta = load_model(d)
+        want = predict(model, x, meta["preprocessing"], batch_size=2, device="cpu")["logits"]
+        np.testing.assert_array_equal(read_logits(o, "id"), want)
