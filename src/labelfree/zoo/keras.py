@@ -152,7 +152,9 @@ class KerasNet(nn.Module):
         nhwc = x.permute(0, 2, 3, 1)
         if self.flat:
             nhwc = nhwc.reshape(len(nhwc), -1)
-        dev = next(iter(self._buffers.values())).device if self._buffers else x.device
+        # Keras keeps its variables on its own device (torch's .to() copies the buffers only)
+        weights = self._body.weights
+        dev = weights[0].value.device if weights else x.device
         first, penultimate = self._body(nhwc.to(dev), training=False)
         self.first_tap(first)
         return self.head(penultimate.to(self.head.weight.device))
