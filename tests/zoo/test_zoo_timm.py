@@ -270,3 +270,27 @@ def test_infer_group_converts_a_pil_set_once_with_the_same_logits(tmp_path, monk
         model, meta = load_model(d)
         want = predict(model, x, meta["preprocessing"], batch_size=2, device="cpu")["logits"]
         np.testing.assert_array_equal(read_logits(o, "id"), want)
+
+
+def test_pretrained_weights_from_the_users_cache(tmp_path, monkeypatch):
+    """``weights: pretrained`` takes timm's own weights from the Hugging Face cache (offline
+    here: a cache filled by hand with the repository timm names for the model)."""
+    from huggingface_hub import constants
+
+    torch.manual_seed(3)
+    ref = timm.create_model("test_resnet", pretrained=False)
+    repo = ref.pretrained_cfg["hf_hub_id"]
+    _fake_hf_cache(tmp_path / "hub", repo, {"model.safetensors": ref.state_dict()})
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    row = _row("pretrained", "test_resnet")
+    meta = resolve_row("z", row, tmp_path / "m", in_shape=(168, 168, 3))
+    assert meta["weights_file"] == "" and meta["num_classes"] == 1000
+    loaded, _ = load_model(tmp_path / "m")
+    got, want = loaded.state_dict(), ref.state_dict()
+    assert list(got) == list(want) and all(torch.equal(got[k], want[k]) for k in want)
+    from labelfree.zoo.hub import WeightsMissingError
+
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty"))
+    with pytest.raises(WeightsMissingError, match="timm weights of 'test_resnet' are not in"):
+        resolve_row("z", row, tmp_path / "n", in_shape=(168, 168, 3))
