@@ -34,6 +34,7 @@ from labelfree.device import resolve_device
 from labelfree.joblog import progress
 from labelfree.store import ImageSet, read_image_set, write_inference
 from labelfree.zoo.arch import FEATURES, MLP, CNNTiny, LeNet, ResNet, feature_points
+from labelfree.zoo.evalspec import is_eval_spec
 from labelfree.zoo.io import load_model
 from labelfree.zoo.preprocess import FUSED_KINDS, preprocess, standard_nchw
 
@@ -486,7 +487,8 @@ def infer_group(
         if key in ready:
             return ready[key]
         size = 4 * len(ts.x) * channels * int(np.prod(ts.x.shape[1:3]))
-        if len(model_dirs) < 2 or prep not in FUSED_KINDS or ready_bytes + size > cache_bytes:
+        once = prep in FUSED_KINDS or is_eval_spec(prep)  # a timm model's pil: pipeline too
+        if len(model_dirs) < 2 or not once or ready_bytes + size > cache_bytes:
             return ts.x
         ready[key] = prepare(ts.x, prep, channels, dev)
         ready_bytes += size

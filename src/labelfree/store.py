@@ -265,6 +265,8 @@ def read_labels(path: PathLike) -> np.ndarray | None:
         raise ArtefactError(f"{p}: file not found")
     try:
         with np.load(p, allow_pickle=False) as z:
+            if "unlabelled" in z.files:  # images without labels (labelfree.data.imagefolder)
+                return None
             if "y" in z.files:
                 y = z["y"]
             elif "n_inputs" in z.files:

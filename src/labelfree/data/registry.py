@@ -41,6 +41,7 @@ import yaml
 
 from labelfree.data import classic, digitscenes
 from labelfree.data.base import DataError, as_image_set, check_options
+from labelfree.data.classes import IMAGEFOLDER_OPTIONS
 from labelfree.data.digits import DIGITS_OPTIONS, build_digits
 from labelfree.data.download import FileSpec, fetch_all, file_digest, verify_file
 from labelfree.data.lazy import CHUNK, LazySplit
@@ -137,6 +138,13 @@ def _build_digitscenes(name: str, cfg: Mapping[str, Any], seed: int) -> Built:
     return splits, {"classes": None}
 
 
+def _build_imagefolder(name: str, cfg: Mapping[str, Any], seed: int) -> Built:
+    """A user's folder of images (labelfree.data.imagefolder): each split a LazySplit."""
+    from labelfree.data.imagefolder import build_imagefolder  # deferred: PIL at parse time
+
+    return build_imagefolder(name, cfg, seed)
+
+
 # ---------------------------------------------------------------------------------------------
 # the registry
 # ---------------------------------------------------------------------------------------------
@@ -171,6 +179,11 @@ SOURCES: dict[str, Source] = {
     "coco": Source(
         "coco", "user-supplied", _lazy_builder("coco"),
         "COCO val images + instances JSON (pycocotools), supplied by the user", COCO_OPTIONS,
+    ),
+    "imagefolder": Source(
+        "imagefolder", "user-supplied", _build_imagefolder,
+        "a folder of images, one subfolder per class or flat (unlabelled), supplied by the user",
+        IMAGEFOLDER_OPTIONS,
     ),
     "digitscenes": Source(
         "digitscenes", "generated", _build_digitscenes,
@@ -260,7 +273,8 @@ def _config_base(keys: Sequence[str], value: Any, configfiles: Iterable[str | os
 
 #: Options of the user-supplied sources that name files or folders (resolved like ``local``).
 PATH_OPTIONS = {"imagenet_val": ("images_dir", "boxes_dir", "synsets"),
-                "coco": ("images_dir", "annotations")}
+                "coco": ("images_dir", "annotations"),
+                "imagefolder": ("images_dir", "label_map", "class_subset")}
 
 
 def resolve_option_paths(

@@ -20,6 +20,8 @@ from labelfree.store import ArtefactError, atomic_path, load_json, save_json
 from labelfree.zoo.arch import build_model
 from labelfree.zoo.checkpoint import load_into
 from labelfree.zoo.hub import hub_construct
+from labelfree.zoo.sources import MODULES, wrap_subset
+from labelfree.zoo.sources import construct as construct_source
 
 WEIGHTS = "weights.safetensors"
 META = "meta.json"
@@ -84,6 +86,8 @@ def construct(meta: dict[str, Any]) -> nn.Module:
         )
     if family == "hub":
         return hub_construct(meta["hub_repo"], meta["arch"])
+    if source in MODULES:  # keras, timm, hf-hub (labelfree.zoo.sources)
+        return construct_source(meta)
     raise ArtefactError(f"meta.json: unknown model family {family!r} (source {source!r})")
 
 
@@ -100,7 +104,7 @@ def load_model(
     wpath = d / WEIGHTS
     if not wpath.exists():
         raise ArtefactError(f"{wpath}: weights file not found")
-    model = construct(meta)
+    model = wrap_subset(construct(meta), meta)
 
     try:
         state = load_file(str(wpath))

@@ -11,6 +11,7 @@ Kinds:
 - ``<kind>@<R>`` / ``<kind>@<R>/<C>`` (one of the four kinds above the torchvision one): resize to
   R x R, or the shorter side to R and a centre crop C x C, before ``kind``
   (:mod:`labelfree.zoo.geometry`; e.g. ``scale01@640`` for the COCO TResNet-XL).
+- ``pil:...``: a PIL evaluation pipeline per image, as timm builds it (:mod:`labelfree.zoo.evalspec`).
 
 Inputs may be numpy uint8 arrays or torch tensors of pixel values in [0, 255]; a float tensor
 input stays differentiable (PACE's FGSM takes gradients through preprocessing).
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from labelfree.zoo.evalspec import EvalSpecError, is_eval_spec, parse_eval_spec
 from labelfree.zoo.geometry import GeometryError, split_geometry
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -43,7 +45,8 @@ NORMALISATIONS = {
     "cifar10_kit": ((0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010)),
 }
 
-KINDS = ("scale01", "center", *NORMALISATIONS, "torchvision:<WeightsEnum>", "<kind>@<R>[/<C>]")
+KINDS = ("scale01", "center", *NORMALISATIONS, "torchvision:<WeightsEnum>", "<kind>@<R>[/<C>]",
+         "pil:mode=...,interp=...,resize=R,crop=C[,mean=a/b/c,std=a/b/c]")
 
 
 class PreprocessError(ValueError):
@@ -154,6 +157,12 @@ def check_kind(kind: str) -> None:
     if kind.startswith("torchvision:"):
         _tv_transform(kind.split(":", 1)[1])
         return
+    if is_eval_spec(kind):
+        try:
+            parse_eval_spec(kind)
+        except EvalSpecError as exc:
+            raise PreprocessError(str(exc)) from None
+        return
     raise PreprocessError(f"unknown preprocessing {kind!r}; known kinds: {KINDS}")
 
 
@@ -179,6 +188,10 @@ def preprocess(
     t = torch.from_numpy(np.ascontiguousarray(x)) if isinstance(x, np.ndarray) else x
     if t.ndim != 4:
         raise PreprocessError(f"preprocess expects (N, H, W, C) images, got shape {tuple(t.shape)}")
+    if is_eval_spec(kind):  # a PIL pipeline per image (labelfree.zoo.evalspec)
+        from labelfree.zoo.evaltransform import apply_eval  # deferred: torchvision's import
+
+        return apply_eval(t, kind, channels, device)
     if device is not None and t.device != torch.device(device):
         t = t.to(device, non_blocking=True)
     t = t.permute(0, 3, 1, 2)

@@ -29,6 +29,8 @@ from labelfree.zoo.arch import ARCHS, build_model
 from labelfree.zoo.checkpoint import load_into, read_state_dict
 from labelfree.zoo.hub import WeightsMissingError, hub_construct, hub_dir, hub_source
 from labelfree.zoo.io import save_model
+from labelfree.zoo.sources import MODULES
+from labelfree.zoo.sources import resolve as resolve_source
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +186,8 @@ def resolve_row(
             path = Path(base_dir) / path
         model, meta = checkpoint_model(row, path, in_shape, num_classes)
         meta["preprocessing"] = str(row.get("preprocessing") or "scale01")
+    elif source in MODULES:  # keras, timm, hf-hub: one module each (labelfree.zoo.sources)
+        model, meta = resolve_source(row, in_shape, num_classes)
     else:
         raise ValueError(f"model {row['model']}: source {source!r} is not pretrained/checkpoint")
     meta.update(
