@@ -153,13 +153,18 @@ def test_minmax_is_sklearn_minmaxscaler_bit_for_bit():
     rng = np.random.default_rng(0)
     x = (rng.gamma(2.0, 3.0, size=(2000, 16)) * rng.random(16)).astype(np.float32)
     x[:, 3] = 1.5  # constant column -> 0
-    want = MinMaxScaler().fit_transform(x).astype(np.float64)
+    want = MinMaxScaler().fit_transform(x.astype(np.float64))  # float64, docs/pace.md R2
     got = minmax(x)
     assert got.dtype == np.float64 and np.array_equal(got, want)
     assert np.all(got[:, 3] == 0)
+    # dtype=None: the scaler in the features' own float32 (the authors' Keras outputs)
+    old = minmax(x, dtype=None)
+    assert np.array_equal(old, MinMaxScaler().fit_transform(x).astype(np.float64))
+    assert not np.array_equal(old, want) and np.abs(old - want).max() <= np.finfo(np.float32).eps
     # the hand-written (x - min) / (max - min) is not the scaler: exactness is what is tested
     lo, span = x.min(0), np.where(np.ptp(x, 0) > 0, np.ptp(x, 0), 1)
-    assert not np.array_equal(((x - lo) / span).astype(np.float64), want)
+    x64, lo, span = x.astype(np.float64), lo.astype(np.float64), span.astype(np.float64)
+    assert not np.array_equal((x64 - lo) / span, want)
 
 
 # ---- HDBSCAN: the BLAS-built spanning tree gives the package's labels and GLOSH scores -------

@@ -58,32 +58,54 @@ def srs(
 # ------------------------------------------------------------------------------------- CES
 
 
-def ces_bins(lhl: np.ndarray, n_edges: int = 20) -> np.ndarray:
-    """Bin index (0..n_edges-2) of every (input, neuron): 19 equal bins between each neuron's
-    min and max over the test set, numpy ``histogram`` semantics (last bin closed), reading R10."""
+CES_READINGS = ("histogram", "reference")
+
+
+def ces_bins(lhl: np.ndarray, n_edges: int = 20, reading: str = "histogram") -> np.ndarray:
+    """Bin index (0..n_edges-2) of every (input, neuron) among ``n_edges - 1`` equal bins between
+    each neuron's min and max over the test set (docs/pace.md, reading R10).
+
+    ``histogram``: numpy ``histogram`` semantics (every value in a bin, the last bin closed).
+    ``reference``: Li et al.'s ``output_to_interval`` (Lizn-zn/DNNOpAcc at e0804c2,
+    ``CE method/MNIST/*/crossentropy.py``): a value counts in bin ``i`` only if
+    ``e_i < v < e_{i+1}`` strictly, so values on an edge (each neuron's min and max, hence every
+    zero of a ReLU unit that is ever zero) are in no bin: their index is -1, and shares are still
+    counts over the sample size.
+    """
     x = np.asarray(lhl, dtype=np.float64)
     lo, hi = x.min(axis=0), x.max(axis=0)
-    span = np.where(hi > lo, hi - lo, 1.0)
     nb = n_edges - 1
+    if reading == "reference":
+        b = np.full(x.shape, -1, dtype=np.int64)
+        for j in range(x.shape[1]):
+            e = np.linspace(lo[j], hi[j], n_edges)
+            i = np.searchsorted(e, x[:, j], side="left") - 1  # e[i] < v <= e[i + 1]
+            ok = (i >= 0) & (i < nb)
+            ok[ok] &= x[ok, j] < e[i[ok] + 1]
+            b[ok, j] = i[ok]
+        return b
+    if reading != "histogram":
+        raise ValueError(f"ces_bins: reading {reading!r} is not one of {CES_READINGS}")
+    span = np.where(hi > lo, hi - lo, 1.0)
     b = np.floor((x - lo) / span * nb).astype(np.int64)
     return np.clip(b, 0, nb - 1)
 
 
 class _CesState:
-    """Running bin counts of the sample and the reference log-histograms."""
+    """Running bin counts of the sample and the reference log-histograms. A bin index of -1
+    (reading ``reference``: a value on an edge) counts in no bin."""
 
     def __init__(self, bins: np.ndarray, nb: int):
         self.bins = bins
         self.L = bins.shape[1]
         self.nb = nb
-        onehot_counts = np.zeros((self.L, nb))
-        np.add.at(onehot_counts, (np.tile(np.arange(self.L), len(bins)), bins.ravel()), 1.0)
-        p = onehot_counts / len(bins)
-        self.logp = np.log(np.maximum(p, 1e-10))
-        self.flat = (np.arange(self.L)[None, :] * nb + bins)  # (N, L) flat bin ids
+        # flat bin ids; uncounted values go to one spare slot past the L * nb real ones
+        self.flat = np.where(bins >= 0, np.arange(self.L)[None, :] * nb + bins, self.L * nb)
+        p = self.counts_of(np.arange(len(bins))) / len(bins)
+        self.logp = np.log(np.maximum(p, 1e-10)).reshape(self.L, nb)
 
     def counts_of(self, idx: np.ndarray) -> np.ndarray:
-        return np.bincount(self.flat[idx].ravel(), minlength=self.L * self.nb).astype(float)
+        return np.bincount(self.flat[idx].ravel(), minlength=self.L * self.nb + 1)[:-1].astype(float)
 
     def obj(self, counts: np.ndarray, size: int) -> np.ndarray:
         """-mean KL(q||p) for counts of shape (..., L*nb)."""

@@ -56,7 +56,8 @@ log = logging.getLogger(__name__)
 
 FEATURES = ("ORI", "FL", "LHL", "CON")
 INPUT_TYPES = ("original", "mutated", "generated")
-CES_DEFAULTS = {"init": 30, "step": 5, "candidates": 30, "allow_repeats": False}
+CES_DEFAULTS = {"init": 30, "step": 5, "candidates": 30, "allow_repeats": False, "reading": "histogram",
+                "edges": 20}
 CSS_DEFAULTS = {"cuts": (0.8, 0.9), "alloc": (0.2, 0.4, 0.4), "weights": None}
 
 
@@ -335,6 +336,15 @@ class StudyParams:
 # ------------------------------------------------------------------------------- rows
 
 
+def _ces(subject: Subject, scores: np.ndarray, params: StudyParams,
+         rng: np.random.Generator) -> np.ndarray:
+    """CES on the subject's LHL with the configured schedule and bin reading (reading R10)."""
+    c = params.ces
+    bins = bl.ces_bins(subject.features["LHL"], int(c["edges"]), str(c["reading"]))
+    return bl.ces(scores, bins, list(params.budgets), params.reps, rng, c["init"], c["step"],
+                  c["candidates"], allow_repeats=bool(c["allow_repeats"]), n_edges=int(c["edges"]))
+
+
 def estimate_rows(subject: Subject, approach: str, est: np.ndarray, params: StudyParams,
                   cfg: PaceConfig | None, feature: str, seconds: float, sizes=None,
                   reduced: bool | None = None, **extra: Any) -> list[dict]:
@@ -395,11 +405,8 @@ def _top5_rows(subject: Subject, params: StudyParams, f, base: PaceConfig) -> li
     rows += estimate_rows(top, "SRS", bl.srs(sc, budgets, params.reps, rng("SRS"),
                                              params.srs_allow_repeats, params.ces["init"],
                                              params.ces["step"]), params, None, "", np.nan)
-    rows += estimate_rows(top, "CES", bl.ces(sc, bl.ces_bins(subject.features["LHL"]), budgets,
-                                             params.reps, rng("CES"), params.ces["init"],
-                                             params.ces["step"], params.ces["candidates"],
-                                             allow_repeats=bool(params.ces["allow_repeats"])),
-                          params, None, "LHL", np.nan)
+    rows += estimate_rows(top, "CES", _ces(subject, sc, params, rng("CES")), params, None, "LHL",
+                          np.nan)
     if subject.confidence is not None:
         rows += estimate_rows(top, "CSS", bl.css(sc, subject.confidence, budgets, params.reps,
                                                  rng("CSS"), tuple(params.css["cuts"]),
@@ -435,10 +442,7 @@ def _main(subject: Subject, params: StudyParams, base: PaceConfig) -> Result:
     timings.append({"subject": subject.name, "approach": "SRS", "feature": "",
                     "total": (time.perf_counter() - t) / params.reps})
     t = time.perf_counter()
-    bins = bl.ces_bins(subject.features["LHL"])
-    est = bl.ces(subject.scores, bins, budgets, params.reps, rng("CES"),
-                 params.ces["init"], params.ces["step"], params.ces["candidates"],
-                 allow_repeats=bool(params.ces["allow_repeats"]))
+    est = _ces(subject, subject.scores, params, rng("CES"))
     dt = (time.perf_counter() - t) / params.reps
     rows += estimate_rows(subject, "CES", est, params, None, "LHL", dt)
     timings.append({"subject": subject.name, "approach": "CES", "feature": "LHL", "total": dt})
