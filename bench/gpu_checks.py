@@ -20,7 +20,7 @@ Writes into DIR (small files only):
 - ``syp_autocast.json`` / ``syp_autocast.md`` (issue 16, b): the SYP study of config/config.yaml
   (digits, its two classifiers, its meta-sets and validation sets) built in-process from the
   library; inference on ``--device`` with autocast off and on (features stored float32 both
-  times, as ``studyplan.feature_dtype`` stores a syp zoo's); indicators, baseline predictions and
+  times, as ``labelfree.syp.plan.feature_dtype`` stores a syp zoo's); indicators, baseline predictions and
   the four oracles of Table 1 (ORA-A, ORA-B and the loss-adjusted pair of the ensemble row) are
   recomputed from each, and every Table 1 cell and indicator array is compared. The oracles train
   on the CPU with the same seeds, so what moves, moves by autocast alone.

@@ -6,7 +6,7 @@ outputs are in memory at a time. This script, in one run:
 
 1. writes synthetic inference artefacts (one logits file per model, as the workflow does) for a
    zoo of ``--models`` models on test sets of ``--inputs`` inputs and ``--classes`` classes;
-2. runs ``labelfree.laf.study.run_study`` with the study's default parameters (config schema
+2. runs ``labelfree.laf.run.run_study`` with the study's default parameters (config schema
    defaults: 50 repetitions, CES 10 per guide, Table A1 budgets, RQ4) in a fresh subprocess,
    once with this tree's code and once with "today's code" (the tree at ``--base``, exported by
    ``git archive``) where it fits in memory, and records wall time, peak RSS

@@ -58,7 +58,7 @@ def test_dry_run_imports_nothing_heavy(tmp_path, configfile):
 #: Job scripts that read artefacts and never run a model: their imports must not pull torch
 #: (about 2.5 s CPU per job start; the smoke run starts 10 accuracy jobs, 4 SYP and 4
 #: alpha-trimming jobs of this kind). A top-level `import torch` in labelfree.accuracy,
-#: labelfree.syp.study's chain (oracle, baselines) or labelfree.alphatrim.pipeline's chain
+#: labelfree.syp.run's chain (oracle, baselines) or labelfree.alphatrim.run's chain
 #: (zoo.batched) fails this.
 TORCH_FREE_SCRIPTS = (
     "inference_accuracy", "syp_tables", "syp_indicators", "syp_testsets", "alphatrim_analyse",

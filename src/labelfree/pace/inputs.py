@@ -78,7 +78,7 @@ def adversarial(model, x: np.ndarray, y: np.ndarray, preprocessing: str = "scale
     # deferred: torch; run.py imports this module for the experiment jobs, which never load it
     import torch
 
-    from labelfree.zoo import preprocess
+    from labelfree.zoo.preprocess import preprocess
 
     if method not in ("fgsm", "bim"):
         raise ValueError(f"adversarial: method {method!r} is not 'fgsm' or 'bim'")
@@ -115,7 +115,7 @@ def carlini_wagner_l2(model, x: np.ndarray, y: np.ndarray, preprocessing: str = 
     # deferred: torch; run.py imports this module for the experiment jobs, which never load it
     import torch
 
-    from labelfree.zoo import preprocess
+    from labelfree.zoo.preprocess import preprocess
 
     model.eval()
     outs = []

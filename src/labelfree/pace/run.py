@@ -133,7 +133,7 @@ def classification_subject(name: str, model: str, testset: str, input_type: str,
     correct for Table 9 (reading R8)."""
     # deferred: torch (through the zoo's preprocessing); the experiment and report jobs, which
     # import this module, never load it
-    from labelfree.zoo import preprocess
+    from labelfree.zoo.preprocess import preprocess
 
     ori = preprocess(x, preprocessing).reshape(len(x), -1).numpy()
     prob = softmax(np.asarray(logits, dtype=np.float64), axis=1, dtype=np.float64)
