@@ -245,9 +245,8 @@ def answer_table(models: Sequence[str], sets: Sequence[TestSet], source: str | N
                 "estimator": c.method, "evidence": " ".join(c.sets), "basis": c.basis,
                 "evidence_cells": len(c.errors), "evidence_mae": c.mae,
                 "halfwidth": q, "trusted": bool(c.mae <= max_mae and np.isfinite(q)),
-                "true_accuracy": true[j],
                 "covered": (float(lo[j] <= true[j] <= hi[j]) if scored else np.nan),
-                "inputs": s.probs.shape[1]})
+                "true_accuracy": true[j], "inputs": s.probs.shape[1]})
     return pd.DataFrame(rows)
 
 
@@ -416,7 +415,7 @@ def figure(table: pd.DataFrame):
     est = 100 * main["estimated_accuracy"].to_numpy()
     err = np.vstack([est - 100 * main["interval_low"].to_numpy(),
                      100 * main["interval_high"].to_numpy() - est])
-    ax.errorbar(x, est, yerr=err, fmt="o", capsize=3, label="estimated (no labels)")
+    ax.errorbar(x, est, yerr=err, fmt="o", capsize=3, label="estimated (no labels), prediction interval")
     if main["true_accuracy"].notna().any():
         ax.plot(x, 100 * main["true_accuracy"].to_numpy(), "s", mfc="none", label="true")
     ax.set_xticks(x, main["model"], rotation=60, ha="right", fontsize=7)
