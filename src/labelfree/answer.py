@@ -138,28 +138,44 @@ def _estimate(name: str, probs: np.ndarray, ctx: dict) -> np.ndarray:
 
 
 def evidence_sets(target: str, labelled: Sequence[str], kinds: Mapping[str, str] | None,
-                  source: str | None) -> tuple[tuple[str, ...], str]:
+                  source: str | None, min_sets: int = 1) -> tuple[tuple[str, ...], str]:
     """The sets that may judge estimators for ``target``: the zoo's labelled sets less ``target``
     itself (its own labels never choose) and less the source set (estimators are fitted on it);
-    those of ``target``'s kind of shift where there are any. Returns the sets and how they were
-    picked."""
+    those of ``target``'s kind of shift where there are at least ``min_sets`` of them (enough
+    cases for a finite interval), else all. Returns the sets and how they were picked."""
     other = [t for t in labelled if t != target and t != source]
     if kinds and target in kinds:
         same = [t for t in other if kinds.get(t) == kinds[target]]
-        if same:
+        if same and len(same) >= min_sets:
             return tuple(same), f"same kind of shift (`{kinds[target]}`)"
+        if same:
+            return tuple(other), (f"all other labelled shifted sets (too few of kind "
+                                  f"`{kinds[target]}` for the interval)")
     return tuple(other), "all other labelled shifted sets"
+
+
+def min_cases(level: float) -> int:
+    """The fewest held-out cases ``n`` with a finite split-conformal quantile at ``level``:
+    ``ceil((n + 1) * level) <= n``."""
+    n = 1
+    while np.ceil((n + 1) * level) > n:
+        n += 1
+    return n
 
 
 def choose_estimator(target: str, estimates: Mapping[str, Mapping[str, np.ndarray]],
                      truth: Mapping[str, np.ndarray], kinds: Mapping[str, str] | None,
-                     source: str | None, has_source: bool) -> Choice:
+                     source: str | None, has_source: bool, level: float = 0.9) -> Choice:
     """The estimator for ``target``: among those with a finite estimate for every model on it,
     the one with the lowest mean absolute error over the models of :func:`evidence_sets`
     (``truth``: labelled set -> true accuracies); ties go to the registry's order. A method
-    that fails on an evidence set is not a candidate. Without evidence, the stated default:
+    that fails on an evidence set is not a candidate. Sets of the same kind are preferred when
+    they hold enough (set, model) cases for a finite interval at ``level``
+    (:func:`min_cases`). Without evidence, the stated default:
     ATC-MC when a labelled source set calibrates it (``has_source``), else AC."""
-    sets, basis = evidence_sets(target, list(truth), kinds, source)
+    m = len(estimates[next(iter(estimates))][target]) if estimates else 1
+    sets, basis = evidence_sets(target, list(truth), kinds, source,
+                                min_sets=-(-min_cases(level) // max(m, 1)))
     best: Choice | None = None
     for name, by_set in estimates.items():
         if not np.all(np.isfinite(by_set[target])) or not sets:
@@ -227,7 +243,7 @@ def answer_table(models: Sequence[str], sets: Sequence[TestSet], source: str | N
         m = s.probs.shape[0]
         laf = (np.asarray(registry.call("rank", "LaF", s.probs), dtype=float) if m >= 2
                else np.full(m, np.nan))
-        c = choose_estimator(s.name, est, truth, kinds, source, src is not None)
+        c = choose_estimator(s.name, est, truth, kinds, source, src is not None, level)
         e = est[c.method][s.name] if c.method in est else _estimate(c.method, s.probs, _ctx(s, src))
         q = conformal_quantile(c.errors, level)
         lo, hi = np.clip(e - q, 0, 1), np.clip(e + q, 0, 1)
@@ -318,7 +334,7 @@ def scorecard_summary(zoo: str, best: pd.DataFrame | None, note: str = "") -> st
 
 
 def _interval(lo: float, hi: float) -> str:
-    return f"[{_pct(lo)}, {_pct(hi)}]"
+    return "—" if lo != lo and hi != hi else f"[{_pct(lo)}, {_pct(hi)}]"
 
 
 def trust_lines(table: pd.DataFrame, plan: np.ndarray, plan_set: str, top_model: str,

@@ -15,6 +15,7 @@ from labelfree.answer import (
     conformal_quantile,
     coverage,
     evidence_sets,
+    min_cases,
     render,
 )
 from labelfree.answer import (
@@ -72,6 +73,17 @@ def test_the_same_kind_of_shift_is_preferred_and_the_source_is_never_evidence():
     assert evidence_sets("x", labelled, kinds, "id") == (("n1", "n2", "c1"),
                                                          "all other labelled shifted sets")
     assert evidence_sets("id", labelled, None, "id")[0] == ("n1", "n2", "c1")
+    # too few of its kind for a finite interval: all other labelled shifted sets
+    sets, basis = evidence_sets("n1", labelled, kinds, "id", min_sets=2)
+    assert sets == ("n2", "c1") and basis.startswith("all other labelled shifted sets (too few")
+
+
+def test_min_cases_for_a_finite_interval():
+    assert min_cases(0.9) == 9 and min_cases(0.8) == 4 and min_cases(0.5) == 1
+    for level in (0.5, 0.8, 0.9, 0.95):
+        n = min_cases(level)
+        assert np.isfinite(conformal_quantile(np.arange(n), level))
+        assert not np.isfinite(conformal_quantile(np.arange(n - 1), level)) or n == 1
 
 
 def test_the_stated_default_without_evidence():
