@@ -9,7 +9,8 @@ is the mean interval width in accuracy points (finite intervals only; the share 
 intervals, too few held-out cases for the level, is reported apart). Target: coverage within 5
 points of the stated level.
 
-    python bench/answer_coverage.py RUN [RUN ...] [--level 0.9] [--out bench/results/answer_coverage]
+    python bench/answer_coverage.py RUN [RUN ...] [--level 0.9] [--zoos Z ...]
+        [--out bench/results/answer_coverage]
 
 The run trees are read only (copy them first if a workflow may still write in them). Writes
 ``<out>.md`` and ``<out>.json`` with the machine, the git commit and the date.
@@ -22,6 +23,7 @@ import datetime as dt
 import json
 import platform
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -102,6 +104,7 @@ def main() -> None:
     ap.add_argument("--level", type=float, default=0.9)
     ap.add_argument("--max-mae", type=float, default=0.10)
     ap.add_argument("--out", default="bench/results/answer_coverage")
+    ap.add_argument("--zoos", nargs="*", default=None, help="only these zoos (default: all)")
     a = ap.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
@@ -109,8 +112,13 @@ def main() -> None:
            "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "level": a.level,
            "max_mae": a.max_mae, "runs": {}}
     for run in a.runs:
-        zoos = sorted(d.name for d in (run / "results" / "infer").iterdir() if d.is_dir())
-        out["runs"][str(run)] = [one_zoo(run, z, a.level, a.max_mae) for z in zoos]
+        zoos = sorted(d.name for d in (run / "results" / "infer").iterdir() if d.is_dir()
+                      and (not a.zoos or d.name in a.zoos))
+        out["runs"][str(run)] = []
+        for z in zoos:
+            out["runs"][str(run)].append(one_zoo(run, z, a.level, a.max_mae))
+            print(f"{run} {z}: {out['runs'][str(run)][-1].get('seconds', 0):.0f} s",
+                  file=sys.stderr, flush=True)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(f"{a.out}.json").write_text(json.dumps(out, indent=1, default=float) + "\n")
     Path(f"{a.out}.md").write_text(markdown(out))
