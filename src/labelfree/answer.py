@@ -4,11 +4,19 @@ accurate each is likely to be, and which inputs to label, from the zoo's inferen
 For every test set of the zoo:
 
 - LaF ranks the models without labels (methods registry ``rank/LaF``, Hu et al., TOSEM 2023);
-- each model's accuracy is estimated without labels: ATC (Garg et al., ICLR 2022; registry
-  ``ATC-MC``) calibrated on the labelled in-distribution set when the test set is another one,
-  else average confidence (``AC``); the interval is a percentile bootstrap over the test set's
-  inputs (B resamples, seeded), i.e. the estimator's sampling spread, not its bias;
-- the true accuracy is shown where the test set has labels, to judge both.
+- each model's accuracy is estimated without labels by the registry estimator with the lowest
+  mean absolute error on the zoo's other labelled shifted sets (same kind of shift where there
+  are any; the set itself and the source set left out, so a set's own labels never choose its
+  estimator); without such evidence the stated default, ATC-MC (Garg et al., ICLR 2022) with a
+  labelled source set, else average confidence (AC);
+- the headline interval is a split-conformal prediction interval for the true accuracy at a
+  stated level (Vovk et al., Algorithmic Learning in a Random World, 2005; Lei et al., JASA
+  2018) from the chosen estimator's absolute errors on those held-out sets; the percentile
+  bootstrap over the test set's inputs stays as a second column, the sampling spread;
+- the true accuracy is shown where the test set has labels, and the coverage of the intervals is
+  measured on the labelled shifted sets, each left out of its own calibration;
+- when no estimator is trustworthy (no evidence, too few cases for the level, or a held-out MAE
+  above the threshold) the answer says so first and recommends labelling PACE's picks.
 
 PACE (Chen et al., TOSEM 2020; registry ``select/PACE``), run on the top-ranked model's output
 probabilities, then picks the ``budget`` inputs of the first test set that a person should label
@@ -40,6 +48,7 @@ class TestSet:
     name: str
     probs: np.ndarray
     labels: np.ndarray | None
+    logits: np.ndarray | None = None
 
 
 def bootstrap_interval(correct_proxy: np.ndarray, n_boot: int, seed: int,
@@ -70,40 +79,204 @@ def atc_threshold(source_probs: np.ndarray, source_labels: np.ndarray) -> np.nda
                          for j in range(len(conf))])
 
 
+#: Estimators whose sampling spread is bootstrapped (one registry call per resample is cheap);
+#: the others (COT, COTT, ALine: transport or pair fits per call) get no spread column.
+SPREAD_ESTIMATORS = frozenset({"AC", "ATC-MC", "ATC-NE", "DoC", "GDE"})
+#: The stated default with no labelled evidence (docs/methods.md, "The answer").
+DEFAULT_WITH_SOURCE, DEFAULT_WITHOUT_SOURCE = "ATC-MC", "AC"
+NO_EVIDENCE = "default: no other labelled shifted set to judge estimators on"
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The estimator chosen for one test set and the evidence behind it: the other labelled
+    shifted sets it was judged on (``sets``), how they were picked (``basis``), its absolute errors
+    there (one per set and model, ``errors``) and their mean (``mae``; NaN without evidence)."""
+
+    method: str
+    basis: str
+    sets: tuple[str, ...]
+    errors: np.ndarray
+    mae: float
+
+
+def label_free_estimates(sets: Sequence[TestSet], source: str | None,
+                         names: Sequence[str] | None = None) -> dict[str, dict[str, np.ndarray]]:
+    """Every registered label-free estimator (or those in ``names``) on every set: method -> set
+    -> (M,) estimates; NaN where it fails or lacks an input (a labelled source set for ATC, DoC,
+    COT(T), ALine; two models for GDE, ALine). Only the source set's labels are read."""
+    src = next((s for s in sets if s.name == source and s.labels is not None), None)
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for m in registry.methods("estimate"):
+        if names and m.name not in names:
+            continue
+        out[m.name] = {}
+        for s in sets:
+            ctx = _ctx(s, src)
+            out[m.name][s.name] = _estimate(m.name, s.probs, ctx)
+    return out
+
+
+def _ctx(s: TestSet, src: TestSet | None) -> dict:
+    ctx = {} if s.logits is None else {"logits": s.logits}
+    if src is not None:
+        ctx.update(source_probs=src.probs, source_labels=src.labels)
+    return ctx
+
+
+def _estimate(name: str, probs: np.ndarray, ctx: dict) -> np.ndarray:
+    m = probs.shape[0]
+    if registry.missing(registry.get("estimate", name), ctx):
+        return np.full(m, np.nan)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            e = np.asarray(registry.call("estimate", name, probs, **ctx), dtype=float)
+    except Exception:  # a failing estimator is not a candidate (as the scorecard counts it)
+        return np.full(m, np.nan)
+    return e if e.shape == (m,) else np.full(m, np.nan)
+
+
+def evidence_sets(target: str, labelled: Sequence[str], kinds: Mapping[str, str] | None,
+                  source: str | None, min_sets: int = 1) -> tuple[tuple[str, ...], str]:
+    """The sets that may judge estimators for ``target``: the zoo's labelled sets less ``target``
+    itself (its own labels never choose) and less the source set (estimators are fitted on it);
+    those of ``target``'s kind of shift where there are at least ``min_sets`` of them (enough
+    cases for a finite interval), else all. Returns the sets and how they were picked."""
+    other = [t for t in labelled if t != target and t != source]
+    if kinds and target in kinds:
+        same = [t for t in other if kinds.get(t) == kinds[target]]
+        if same and len(same) >= min_sets:
+            return tuple(same), f"same kind of shift (`{kinds[target]}`)"
+        if same:
+            return tuple(other), (f"all other labelled shifted sets (too few of kind "
+                                  f"`{kinds[target]}` for the interval)")
+    return tuple(other), "all other labelled shifted sets"
+
+
+def min_cases(level: float) -> int:
+    """The fewest held-out cases ``n`` with a finite split-conformal quantile at ``level``:
+    ``ceil((n + 1) * level) <= n``."""
+    n = 1
+    while np.ceil((n + 1) * level) > n:
+        n += 1
+    return n
+
+
+def choose_estimator(target: str, estimates: Mapping[str, Mapping[str, np.ndarray]],
+                     truth: Mapping[str, np.ndarray], kinds: Mapping[str, str] | None,
+                     source: str | None, has_source: bool, level: float = 0.9) -> Choice:
+    """The estimator for ``target``: among those with a finite estimate for every model on it,
+    the one with the lowest mean absolute error over the models of :func:`evidence_sets`
+    (``truth``: labelled set -> true accuracies); ties go to the registry's order. A method
+    that fails on an evidence set is not a candidate. Sets of the same kind are preferred when
+    they hold enough (set, model) cases for a finite interval at ``level``
+    (:func:`min_cases`). Without evidence, the stated default:
+    ATC-MC when a labelled source set calibrates it (``has_source``), else AC."""
+    m = len(estimates[next(iter(estimates))][target]) if estimates else 1
+    sets, basis = evidence_sets(target, list(truth), kinds, source,
+                                min_sets=-(-min_cases(level) // max(m, 1)))
+    best: Choice | None = None
+    for name, by_set in estimates.items():
+        if not np.all(np.isfinite(by_set[target])) or not sets:
+            continue
+        err = np.concatenate([np.abs(by_set[t] - truth[t]) for t in sets])
+        if not np.all(np.isfinite(err)):
+            continue
+        if best is None or err.mean() < best.mae:
+            best = Choice(name, basis, sets, err, float(err.mean()))
+    if best is not None:
+        return best
+    name = (DEFAULT_WITH_SOURCE if has_source and target != source
+            and np.all(np.isfinite(estimates.get(DEFAULT_WITH_SOURCE, {}).get(target, np.nan)))
+            else DEFAULT_WITHOUT_SOURCE)
+    return Choice(name, NO_EVIDENCE, (), np.empty(0), float("nan"))
+
+
+def conformal_quantile(scores: np.ndarray, level: float) -> float:
+    """Split-conformal quantile of absolute errors (Vovk et al., Algorithmic Learning in a
+    Random World, 2005; Lei et al., JASA 2018, section 2.2): the ``ceil((n + 1) * level)``-th
+    smallest of the ``n`` scores, infinite when that exceeds ``n`` (too few scores for the
+    level). ``|estimate - truth| <= q`` then holds with probability at least ``level`` for a new
+    exchangeable case."""
+    s = np.sort(np.asarray(scores, dtype=float))
+    k = int(np.ceil((len(s) + 1) * level))
+    return float(s[k - 1]) if 1 <= k <= len(s) else float("inf")
+
+
+def sampling_spread(name: str, probs: np.ndarray, ctx: dict, n_boot: int, seed: int,
+                    level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of the estimator over inputs resampled with replacement (B index
+    vectors shared by every model; the source set is not resampled): the estimate's sampling
+    spread, not its bias. NaN for the costly estimators (not in :data:`SPREAD_ESTIMATORS`)."""
+    m, n = probs.shape[:2]
+    if name not in SPREAD_ESTIMATORS or n == 0:
+        nan = np.full(m, np.nan)
+        return nan, nan
+    if name == "AC":  # the mean of a per-input quantity: one vectorised bootstrap
+        return bootstrap_interval(probs.max(axis=2), n_boot, seed, level)
+    idx = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+    logits = ctx.get("logits")
+    draws = np.stack([_estimate(name, probs[:, i], {**ctx, **(
+        {"logits": logits[:, i]} if logits is not None else {})}) for i in idx])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lo, hi = np.nanquantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    return lo, hi
+
+
 def answer_table(models: Sequence[str], sets: Sequence[TestSet], source: str | None,
-                 n_boot: int = 200, seed: int = 0) -> pd.DataFrame:
-    """One row per (test set, model): LaF score and rank, estimated accuracy with interval,
-    estimator used, true accuracy (NaN when unlabelled)."""
-    by_name = {s.name: s for s in sets}
-    src = by_name.get(source) if source else None
+                 n_boot: int = 200, seed: int = 0, *, kinds: Mapping[str, str] | None = None,
+                 level: float = 0.9, max_mae: float = 0.10,
+                 estimators: Sequence[str] | None = None) -> pd.DataFrame:
+    """One row per (test set, model): LaF score and rank; the estimator chosen by evidence
+    (:func:`choose_estimator`), its estimate and split-conformal prediction interval at
+    ``level`` (:func:`conformal_quantile` of its held-out errors), the bootstrap sampling spread
+    (:func:`sampling_spread`), whether it is trusted (held-out MAE <= ``max_mae``), the true
+    accuracy (NaN when unlabelled) and whether the interval covers it (labelled shifted sets).
+    Trusted also needs enough held-out cases for a finite interval at ``level``."""
+    src = next((s for s in sets if s.name == source and s.labels is not None), None)
+    est = label_free_estimates(sets, source, estimators)
+    truth = {s.name: _accuracy(s) for s in sets if s.labels is not None}
     rows = []
     for k, s in enumerate(sets):
         m = s.probs.shape[0]
-        if m >= 2:
-            laf = np.asarray(registry.call("rank", "LaF", s.probs), dtype=float)
-        else:
-            laf = np.full(m, np.nan)
-        conf = s.probs.max(axis=2)
-        if src is not None and src.labels is not None and s.name != src.name:
-            t = atc_threshold(src.probs, src.labels)
-            proxy = (conf >= t[:, None]).astype(float)
-            method = "ATC-MC"
-        else:
-            proxy = conf
-            method = "AC"
-        est = proxy.mean(axis=1)
-        lo, hi = bootstrap_interval(proxy, n_boot, seed + k)
-        true = ((s.probs.argmax(axis=2) == s.labels[None]).mean(axis=1)
-                if s.labels is not None else np.full(m, np.nan))
+        laf = (np.asarray(registry.call("rank", "LaF", s.probs), dtype=float) if m >= 2
+               else np.full(m, np.nan))
+        c = choose_estimator(s.name, est, truth, kinds, source, src is not None, level)
+        e = est[c.method][s.name] if c.method in est else _estimate(c.method, s.probs, _ctx(s, src))
+        q = conformal_quantile(c.errors, level)
+        lo, hi = np.clip(e - q, 0, 1), np.clip(e + q, 0, 1)
+        slo, shi = sampling_spread(c.method, s.probs, _ctx(s, src), n_boot, seed + k)
+        true = truth.get(s.name, np.full(m, np.nan))
+        scored = s.name in truth and s.name != source
         order = (-np.nan_to_num(laf, nan=-np.inf)).argsort(kind="stable")
         ranks = np.empty(m, dtype=int)
         ranks[order] = np.arange(1, m + 1)
         for j, model in enumerate(models):
-            rows.append({"testset": s.name, "model": model, "laf_score": laf[j],
-                         "laf_rank": int(ranks[j]), "estimated_accuracy": est[j],
-                         "interval_low": lo[j], "interval_high": hi[j], "estimator": method,
-                         "true_accuracy": true[j], "inputs": s.probs.shape[1]})
+            rows.append({
+                "testset": s.name, "model": model, "laf_score": laf[j], "laf_rank": int(ranks[j]),
+                "estimated_accuracy": e[j], "interval_low": lo[j], "interval_high": hi[j],
+                "level": level, "spread_low": slo[j], "spread_high": shi[j],
+                "estimator": c.method, "evidence": " ".join(c.sets), "basis": c.basis,
+                "evidence_cells": len(c.errors), "evidence_mae": c.mae,
+                "halfwidth": q, "trusted": bool(c.mae <= max_mae and np.isfinite(q)),
+                "covered": (float(lo[j] <= true[j] <= hi[j]) if scored else np.nan),
+                "true_accuracy": true[j], "inputs": s.probs.shape[1]})
     return pd.DataFrame(rows)
+
+
+def _accuracy(s: TestSet) -> np.ndarray:
+    return (s.probs.argmax(axis=2) == s.labels[None]).mean(axis=1)
+
+
+def coverage(table: pd.DataFrame) -> tuple[float, int]:
+    """Coverage measured on the zoo's labelled shifted sets, leave-one-set-out: each such set's
+    interval was built without its labels (:func:`choose_estimator`), so the share of its
+    (set, model) rows whose interval holds the true accuracy estimates the interval's coverage.
+    Returns (share, rows); (NaN, 0) without such rows."""
+    c = table["covered"].dropna()
+    return (float(c.mean()), len(c)) if len(c) else (float("nan"), 0)
 
 
 def label_plan(probs: np.ndarray, budget: int, seed: int) -> np.ndarray:
@@ -160,35 +333,86 @@ def scorecard_summary(zoo: str, best: pd.DataFrame | None, note: str = "") -> st
     return text + "."
 
 
+def _interval(lo: float, hi: float) -> str:
+    return "—" if lo != lo and hi != hi else f"[{_pct(lo)}, {_pct(hi)}]"
+
+
+def trust_lines(table: pd.DataFrame, plan: np.ndarray, plan_set: str, top_model: str,
+                max_mae: float = 0.10) -> list[str]:
+    """The answer's first lines: on the headline set, the estimator, the evidence behind it and
+    the measured coverage; or, when nothing is trustworthy (no labelled evidence, or the chosen
+    estimator's held-out MAE above ``max_mae``), that no label-free number should be trusted
+    and which inputs to label instead (PACE's plan)."""
+    first = table["testset"].iloc[0]
+    r = table[table["testset"] == first].iloc[0]
+    cov, n = coverage(table)
+    cov_text = (f"Measured coverage of these intervals on this zoo's labelled shifted sets "
+                f"(each set left out of its own calibration): {_pct(cov)} % of {n} "
+                f"(set, model) cases, stated level {100 * r.level:.0f} %." if n else
+                "Coverage cannot be measured: this zoo has no labelled shifted set.")
+    label = (f"label the {len(plan)} inputs of `{plan_set}` that PACE picked for `{top_model}` "
+             "(`label-these.csv`) and measure the accuracy on them")
+    if not r.trusted:
+        why = (f"no labelled shifted set to judge the estimators on ({r.estimator} is the stated "
+               "default)" if r.basis == NO_EVIDENCE else
+               f"{r.evidence_cells} held-out (set, model) cases are too few for a "
+               f"{100 * r.level:.0f} % prediction interval (it would span 0-100 %)"
+               if not np.isfinite(r.halfwidth) else
+               f"the best estimator on the held-out labelled sets, {r.estimator}, is off by "
+               f"{_pct(r.evidence_mae)} points on average there, above the "
+               f"{100 * max_mae:.0f}-point threshold")
+        return [f"**No trustworthy label-free accuracy estimate on `{first}`**: {why}. "
+                f"Instead, {label}. The label-free numbers below are for reference only.",
+                "", cov_text]
+    return [f"Accuracy on `{first}` estimated without labels by **{r.estimator}**, chosen on "
+            f"held-out labelled sets ({r.basis}: {', '.join(f'`{t}`' for t in r.evidence.split())}"
+            f"), where its mean absolute error is {_pct(r.evidence_mae)} points over "
+            f"{r.evidence_cells} (set, model) cases; a test set's own labels never choose its "
+            f"estimator. The interval is a {100 * r.level:.0f} % split-conformal prediction "
+            "interval for the true accuracy from those held-out errors (Vovk et al. 2005; Lei "
+            "et al., JASA 2018); the sampling spread is a 95 % bootstrap over inputs.",
+            "", cov_text, "", f"To check with few labels, {label}."]
+
+
 def render(zoo: str, table: pd.DataFrame, plan: np.ndarray, plan_set: str, top_model: str,
-           scorecard_line: str = "") -> str:
-    """answer.md: the main test set's ranking, then a line per other test set."""
+           scorecard_line: str = "", max_mae: float = 0.10) -> str:
+    """answer.md: whether to trust the estimates (:func:`trust_lines`), the main test set's
+    ranking, then a line per other test set."""
     first = table["testset"].iloc[0]
     main = table[table["testset"] == first].sort_values("laf_rank")
     lines = [f"# Answer for zoo `{zoo}`", ""]
+    lines += trust_lines(table, plan, plan_set, top_model, max_mae) + [""]
     lead = (f"Models ranked without labels by LaF on test set `{first}`" if len(main) > 1 else
             f"One model, so nothing to rank; test set `{first}`")
-    lines.append(f"{lead} ({int(main['inputs'].iloc[0])} inputs); estimated accuracy without labels "
-                 f"({main['estimator'].iloc[0]}) with a 95 % bootstrap interval over inputs; true "
-                 "accuracy where the test set has labels.")
-    lines += ["", "| rank | model | LaF score | estimated accuracy % [95 % interval] | "
-              "true accuracy % |", "|---|---|---|---|---|"]
+    r0 = main.iloc[0]
+    lines.append(f"{lead} ({int(r0['inputs'])} inputs); accuracy estimated without labels by "
+                 f"{r0['estimator']}; true accuracy where the test set has labels.")
+    lvl = f"{100 * r0['level']:.0f} %"
+    untrusted = "" if r0["trusted"] else " (not trustworthy)"
+    lines += ["", f"| rank | model | LaF score | estimated accuracy %{untrusted} [{lvl} "
+              "prediction interval] | sampling spread % | true accuracy % |",
+              "|---|---|---|---|---|---|"]
     for r in main.itertuples(index=False):
         laf = "—" if r.laf_score != r.laf_score else f"{r.laf_score:.3f}"  # one model: none
-        lines.append(f"| {r.laf_rank} | `{r.model}` | {laf} | {_pct(r.estimated_accuracy)}"
-                     f" [{_pct(r.interval_low)}, {_pct(r.interval_high)}] | "
-                     f"{_pct(r.true_accuracy)} |")
+        lines.append(f"| {r.laf_rank} | `{r.model}` | {laf} | {_pct(r.estimated_accuracy)} "
+                     f"{_interval(r.interval_low, r.interval_high)} | "
+                     f"{_interval(r.spread_low, r.spread_high)} | {_pct(r.true_accuracy)} |")
     others = table[table["testset"] != first]
     if len(others):
-        lines += ["", "Other test sets: LaF's top model, its estimated and true accuracy, and "
-                  "the rank LaF gave the truly best model (where labels exist).", "",
-                  "| test set | LaF top model | estimated % | true % | LaF rank of the truly best |",
-                  "|---|---|---|---|---|"]
+        lines += ["", "Other test sets: the estimator chosen for each (on the zoo's other labelled "
+                  "sets), whether it is trusted, LaF's top model with its estimate, prediction "
+                  "interval and true accuracy, and the rank LaF gave the truly best model.", "",
+                  "| test set | estimator (held-out MAE, points) | trusted | LaF top model | "
+                  f"estimated % [{lvl}] | true % | LaF rank of the truly best |",
+                  "|---|---|---|---|---|---|---|"]
         for name, grp in others.groupby("testset", sort=False):
             top = grp.sort_values("laf_rank").iloc[0]
             best_rank = ("—" if grp["true_accuracy"].isna().all()
                          else str(int(grp.loc[grp["true_accuracy"].idxmax(), "laf_rank"])))
-            lines.append(f"| `{name}` | `{top.model}` | {_pct(top.estimated_accuracy)} | "
+            lines.append(f"| `{name}` | {top.estimator} ({_pct(top.evidence_mae)}) | "
+                         f"{'yes' if top.trusted else 'no'} | `{top.model}` | "
+                         f"{_pct(top.estimated_accuracy)} "
+                         f"{_interval(top.interval_low, top.interval_high)} | "
                          f"{_pct(top.true_accuracy)} | {best_rank} |")
     lines += ["", f"To measure `{top_model}` on `{plan_set}` with few labels, label these "
               f"{len(plan)} inputs (PACE selection; indices in `label-these.csv`): "
@@ -207,7 +431,7 @@ def figure(table: pd.DataFrame):
     est = 100 * main["estimated_accuracy"].to_numpy()
     err = np.vstack([est - 100 * main["interval_low"].to_numpy(),
                      100 * main["interval_high"].to_numpy() - est])
-    ax.errorbar(x, est, yerr=err, fmt="o", capsize=3, label="estimated (no labels)")
+    ax.errorbar(x, est, yerr=err, fmt="o", capsize=3, label="estimated (no labels), prediction interval")
     if main["true_accuracy"].notna().any():
         ax.plot(x, 100 * main["true_accuracy"].to_numpy(), "s", mfc="none", label="true")
     ax.set_xticks(x, main["model"], rotation=60, ha="right", fontsize=7)
@@ -220,14 +444,19 @@ def figure(table: pd.DataFrame):
 
 def build(zoo: str, models: Sequence[str], logits: Mapping[str, np.ndarray],
           labels: Mapping[str, np.ndarray | None], source: str | None, budget: int,
-          seed: int, n_boot: int = 200) -> tuple[pd.DataFrame, np.ndarray, str, str]:
+          seed: int, n_boot: int = 200, *, kinds: Mapping[str, str] | None = None,
+          level: float = 0.9, max_mae: float = 0.10, estimators: Sequence[str] | None = None
+          ) -> tuple[pd.DataFrame, np.ndarray, str, str]:
     """Everything the answer needs: table, PACE plan on the first test set, its name, top model.
 
-    ``logits``: test set -> (M, N, K) in the zoo's model order (first test set = main one).
+    ``logits``: test set -> (M, N, K) in the zoo's model order (first test set = main one);
+    ``kinds``: test set -> kind of shift (evidence of the same kind is preferred).
     """
-    sets = [TestSet(name, softmax(np.asarray(lg, dtype=np.float64)), labels.get(name))
+    sets = [TestSet(name, softmax(np.asarray(lg, dtype=np.float64)), labels.get(name),
+                    np.asarray(lg))
             for name, lg in logits.items()]
-    table = answer_table(models, sets, source, n_boot=n_boot, seed=seed)
+    table = answer_table(models, sets, source, n_boot=n_boot, seed=seed, kinds=kinds,
+                         level=level, max_mae=max_mae, estimators=estimators)
     first = sets[0]
     top = str(table[table["testset"] == first.name].sort_values("laf_rank").iloc[0]["model"])
     j = list(models).index(top)

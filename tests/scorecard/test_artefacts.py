@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import labelfree.scorecard.core as core
 from labelfree import store
 from labelfree.methods.registry import call
 from labelfree.numerics import softmax
@@ -71,7 +72,8 @@ def test_scorecard_runs_dispersion_and_fd_only_with_features(artefacts):
     no_f = read_zoo(by_set, sets, [labels[t] for t in sets], kinds, None)
     card = score_zoo(no_f.probs, no_f.labels, no_f.kinds, "id", logits=no_f.logits,
                      features=no_f.features, include=only, budgets=(10,))
-    assert set(card.ranking["method"]) == {"AC"}  # Dispersion and FD need features
+    # Dispersion and FD need features (the source-accuracy baseline is not a method)
+    assert set(card.ranking["method"]) - core.BASELINES == {"AC"}
 
 
 def test_a_zoo_with_multi_label_labels_only_says_why_it_is_not_scored(tmp_path):
@@ -89,3 +91,16 @@ def test_a_zoo_with_multi_label_labels_only_says_why_it_is_not_scored(tmp_path):
                  {"id": "source", "metamorphic-ml": "metamorphic_ml"})
     assert not z.probs and z.skipped == {"id": "multi-label", "metamorphic-ml": "multi-label"}
     assert z.why_unscored().startswith("multi-label labels only (id, metamorphic-ml)")
+
+
+def test_model_sizes_from_meta(tmp_path):
+    import json
+
+    from labelfree.scorecard.artefacts import model_sizes
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps({"params": 2298}))
+    b.write_text(json.dumps({"params": 10}))
+    assert model_sizes([a, b]) == [2298.0, 10.0]
+    b.write_text(json.dumps({"source": "predictions"}))
+    assert model_sizes([a, b]) is None

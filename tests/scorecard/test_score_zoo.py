@@ -149,7 +149,8 @@ def test_one_model_zoo_scores_estimation_and_says_what_is_not_applicable():
     for m in core.NEEDS_TWO_MODELS:
         assert est.loc[(m, "all"), "note"].startswith(core.ONE_MODEL), m
     rank = card.summary["ranking"]
-    assert set(rank["method"]) == {m.name for m in core.methods("rank")} - skip  # all listed
+    assert set(rank["method"]) == ({m.name for m in core.methods("rank")} - skip
+                                   | {core.SOURCE_RANKING, core.SIZE_RANKING})  # all listed
     assert (rank["shift"] == "all").all() and rank["note"].str.startswith(core.ONE_MODEL).all()
     assert card.ranking.empty  # nothing ranked, nothing counted as undefined
     few = card.summary["fewlabel"]
@@ -175,7 +176,8 @@ def test_one_model_zoo_scores_estimation_and_says_what_is_not_applicable():
 def test_multi_model_zoo_has_no_not_applicable_rows(zoo):
     """The one-model rules leave a zoo of several models as it was: no `all` rows, empty notes."""
     probs, labels, kinds = zoo
-    card = score_zoo(probs, labels, kinds, include=FAST, budgets=(10,), n_runs=2)
+    card = score_zoo(probs, labels, kinds, include=FAST, budgets=(10,), n_runs=2,
+                     model_sizes=[1, 2, 3, 4])
     assert card.not_applicable.empty
     for name, table in card.summary.items():
         assert list(table.columns) == core.SUMMARY_COLUMNS[name]
@@ -208,3 +210,50 @@ def test_coverage_takes_the_reason_a_scorecard_job_found():
     table = report.coverage(rows, best).set_index("zoo")
     assert table.loc["a"].tolist() == [3, 2, "yes", ""]
     assert table.loc["ml"].tolist() == [1, 0, "no", "multi-label labels only"]
+
+
+def _two_model_zoo():
+    """Two models, K = 2, four inputs: m0 always says 0, m1 always says 1. On the source set
+    `clean` (labels 0 0 0 1) m0 is right on 3 of 4, m1 on 1; on `a` (labels 0 1 1 1) the
+    reverse: accuracy 0.75/0.25 at the source, 0.25/0.75 under shift."""
+    p0 = np.tile([0.9, 0.1], (4, 1))
+    probs = np.stack([p0, p0[:, ::-1]])
+    labels = {"clean": np.array([0, 0, 0, 1]), "a": np.array([0, 1, 1, 1])}
+    return {s: probs for s in labels}, labels, {"clean": "source", "a": "noise"}
+
+
+def test_trivial_baselines_by_hand():
+    """No shift: each model's source accuracy as its estimate (0.75, 0.25 against 0.25, 0.75 on
+    `a`: MAE 0.5); source-accuracy ranking: exactly reversed on `a` (Spearman -1, regret 0.5);
+    model size (10, 20 parameters): right (Spearman 1, regret 0). Estimation and ranking are
+    reported apart, in their own tables."""
+    probs, labels, kinds = _two_model_zoo()
+    card = score_zoo(probs, labels, kinds, include={"estimate": ["AC"], "rank": ["AC"],
+                                                    "fewlabel": []}, model_sizes=[10, 20])
+    est = card.summary["estimation"].set_index(["method", "shift"])
+    assert est.loc[(core.NO_SHIFT, "noise"), "mae"] == pytest.approx(0.5)
+    assert est.loc[(core.NO_SHIFT, "source (sanity)"), "mae"] == pytest.approx(0.0)
+    rank = card.summary["ranking"].set_index(["method", "shift"])
+    assert rank.loc[(core.SOURCE_RANKING, "noise"), "spearman"] == pytest.approx(-1)
+    assert rank.loc[(core.SOURCE_RANKING, "noise"), "regret"] == pytest.approx(0.5)
+    assert rank.loc[(core.SIZE_RANKING, "noise"), "spearman"] == pytest.approx(1)
+    assert rank.loc[(core.SIZE_RANKING, "noise"), "regret"] == pytest.approx(0)
+    assert core.NO_SHIFT not in set(card.summary["ranking"]["method"])
+    assert core.SOURCE_RANKING not in set(card.summary["estimation"]["method"])
+    best = report.best_per_kind(card)  # which-method-when names methods, not baselines
+    assert not set(best["estimator"]) & core.BASELINES and not set(best["ranker"]) & core.BASELINES
+
+
+def test_baselines_say_why_they_are_not_available():
+    probs, labels, kinds = _two_model_zoo()
+    fast = {"estimate": ["AC"], "rank": ["AC"], "fewlabel": []}
+    card = score_zoo(probs, labels, kinds, include=fast)  # no parameter counts
+    rank = card.summary["ranking"].set_index("method")
+    assert rank.loc[core.SIZE_RANKING, "note"] == (
+        "not available: the zoo's meta gives no parameter count")
+    card = score_zoo({"a": probs["a"]}, {"a": labels["a"]}, {"a": "noise"}, include=fast,
+                     model_sizes=[1, 2])  # no source set
+    est = card.summary["estimation"].set_index("method")
+    assert est.loc[core.NO_SHIFT, "note"] == "not available: no labelled source set"
+    assert card.summary["ranking"].set_index("method").loc[core.SOURCE_RANKING, "note"] == (
+        "not available: no labelled source set")

@@ -1,5 +1,6 @@
 # Rules of `answer`: one answer per zoo from its inference artefacts (src/labelfree/answer.py):
-# LaF ranking, label-free accuracy estimates with intervals, true accuracy where labelled, and
+# LaF ranking, label-free accuracy estimates by the estimator chosen on the zoo's other labelled
+# sets, with split-conformal prediction intervals, true accuracy where labelled, and
 # the inputs PACE would have a person label, and the zoo's scorecard in one paragraph (or why it
 # has none). Listed first in the HTML report.
 
@@ -55,6 +56,10 @@ rule answer:
         budget=ANSWER["budget"],
         bootstrap=ANSWER["bootstrap"],
         source=ANSWER["source"],
+        kinds=lambda w: shift_kinds(w.zoo),
+        level=ANSWER["level"],
+        max_mae=ANSWER["max_mae"],
+        estimators=ANSWER["estimators"],
         seed=SEED,
         scorecard_note=lambda w: answer_scorecard_note(w.zoo),
     script:

@@ -5,7 +5,7 @@ import logging
 from labelfree import store
 from labelfree.joblog import log_to
 from labelfree.scorecard import report
-from labelfree.scorecard.artefacts import read_zoo
+from labelfree.scorecard.artefacts import model_sizes, read_zoo
 from labelfree.scorecard.core import score_zoo, unscored
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
@@ -18,7 +18,8 @@ source = sm.params.source if sm.params.source in z.probs else None
 if z.probs:
     card = score_zoo(z.probs, z.labels, z.kinds, source, logits=z.logits, features=z.features,
                      model_names=models, budgets=sm.params.budgets, n_runs=sm.params.runs,
-                     seed=sm.params.seed, exclude=sm.params.exclude)
+                     seed=sm.params.seed, exclude=sm.params.exclude,
+                     model_sizes=model_sizes(sm.input.meta))
 else:  # e.g. multi-label labels only: the tables say why (labelfree.scorecard.core.unscored)
     card = unscored(z.why_unscored())
     logging.info("scorecard %s: not scored: %s", sm.params.zoo, card.unscored)

@@ -4,6 +4,7 @@ probs, optional logits and penultimate features; labels per set)."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -64,3 +65,17 @@ def read_zoo(
         if layer and out.features is not None:
             out.features[t] = [store.read_features(f, layer, t) for f in files[t]]
     return out
+
+
+def model_sizes(meta_files: Sequence[str | PathLike[str]]) -> list[float] | None:
+    """Each model's parameter count from its ``meta.json`` (key ``params``, in model order), for
+    the model-size ranking baseline; None when some model's meta gives none (e.g. a prediction
+    zoo's models)."""
+    sizes = []
+    for path in meta_files:
+        with open(path) as fh:
+            n = json.load(fh).get("params")
+        if not isinstance(n, int | float) or isinstance(n, bool):
+            return None
+        sizes.append(float(n))
+    return sizes

@@ -40,6 +40,13 @@ SUMMARY_COLUMNS = {
     "fewlabel": ["method", "budget", "shift", "regret", "regret_se", "p_best", "spearman",
                  "kendall", "mae", "bias", "used", "runs", "note"],
 }
+#: Trivial baselines every method is judged against (docs/methods.md, "Trivial baselines"):
+#: estimation, each model's source accuracy as its estimate on every set ("no shift");
+#: ranking, the models ordered by source accuracy, and by size (parameter count).
+NO_SHIFT = "no shift (baseline)"
+SOURCE_RANKING = "source accuracy (baseline)"
+SIZE_RANKING = "model size (baseline)"
+BASELINES = frozenset({NO_SHIFT, SOURCE_RANKING, SIZE_RANKING})
 DEFAULT_RUNS = {"ActiveTesting": 200, "ModelPicker": 200, "CODA": 5, "SRS+labels": 200,
                 "PACE+labels": 3, "CES+labels": 20}
 
@@ -92,13 +99,17 @@ def score_zoo(
     seed: int = 0,
     include: Mapping[str, Sequence[str]] | None = None,
     exclude: Sequence[str] = (),
+    model_sizes: Sequence[float] | None = None,
 ) -> Scorecard:
     """Score every registered method on one zoo (docs/methods.md, reading R2).
 
     probs: set -> (M, N_s, K) (or list of M (N_s, K)); labels: set -> (N_s,); shift_kind: set ->
     kind string (the source set's kind is 'source' or 'clean' unless ``source`` names it).
     ``include``: kind -> method names to run (default: every registered method of the kind);
-    ``exclude``: method names to skip. ``n_runs``: runs per few-label method (default
+    ``exclude``: method names to skip. ``model_sizes``: each model's parameter count (the
+    model-size ranking baseline; without it that baseline is "not available"). The trivial
+    baselines (:data:`BASELINES`, :func:`_score_baselines`) are scored beside the methods.
+    ``n_runs``: runs per few-label method (default
     :data:`DEFAULT_RUNS`, 20 for others). Budgets above a set's size are skipped for that set.
 
     A zoo of one model is scored on what one model has: the label-free estimators' MAE (less
@@ -116,12 +127,15 @@ def score_zoo(
     P, A, names = _zoo_arrays(probs, labels, model_names)
     M = len(names)
     to_run, na = _methods_to_run(M, include, exclude)
+    na.update(_baselines_not_applicable(M, src, model_sizes))
     rows = _Rows()
     for s in progress(list(probs), desc="scorecard", unit="set"):
         ctx = _context(s, src, P, labels, logits, features)
         est_cache = _score_estimators(rows, to_run["estimate"], s, shift_kind[s], P[s], A[s],
                                       names, ctx)
         _score_rankers(rows, to_run["rank"], s, shift_kind[s], P[s], A[s], ctx, est_cache)
+        _score_baselines(rows, s, shift_kind[s], A[s], A[src] if src is not None else None,
+                         model_sizes, names)
         if s != src:
             _score_fewlabel(rows, to_run["fewlabel"], s, shift_kind[s], P[s], labels[s], A[s],
                             ctx, budgets, n_runs, seed)
@@ -303,6 +317,42 @@ def _score_fewlabel(rows: _Rows, ms: Sequence[Method], s: str, kind: str, P: np.
                     mae=mt.mae(acc_hat, A) if est else np.nan,
                     bias=mt.bias(acc_hat, A) if est else np.nan,
                     used=int(r.used[run, j])))
+
+
+def _baselines_not_applicable(M: int, src: str | None, sizes: Sequence[float] | None
+                              ) -> dict[tuple[str, str], str]:
+    """The trivial baselines a zoo cannot have, keyed by (name, kind), with the reason."""
+    na: dict[tuple[str, str], str] = {}
+    if src is None:
+        na[(NO_SHIFT, "estimate")] = "not available: no labelled source set"
+    if M < 2:
+        na[(SOURCE_RANKING, "rank")] = na[(SIZE_RANKING, "rank")] = (
+            f"{ONE_MODEL} (ranking orders two or more, docs/methods.md R2)")
+        return na
+    if src is None:
+        na[(SOURCE_RANKING, "rank")] = "not available: no labelled source set"
+    if sizes is None:
+        na[(SIZE_RANKING, "rank")] = "not available: the zoo's meta gives no parameter count"
+    return na
+
+
+def _score_baselines(rows: _Rows, s: str, kind: str, A: np.ndarray, A_src: np.ndarray | None,
+                     sizes: Sequence[float] | None, names: Sequence[str]) -> None:
+    """The trivial baselines on set ``s``: "no shift" estimates each model's accuracy by its
+    source accuracy ``A_src``; the rankings order the models by ``A_src`` and by ``sizes``
+    (larger first), scored as the rankers are (Spearman, Kendall tau-b, top-1 regret)."""
+    if A_src is not None:
+        for i, name in enumerate(names):
+            rows.est.append(dict(method=NO_SHIFT, set=s, shift=kind, model=name,
+                                 estimate=float(A_src[i]), accuracy=float(A[i])))
+    if len(names) < 2:
+        return
+    for method, sc in ((SOURCE_RANKING, A_src), (SIZE_RANKING, sizes)):
+        if sc is None:
+            continue
+        sc = np.asarray(sc, dtype=np.float64)
+        rows.rank.append(dict(method=method, set=s, shift=kind, spearman=spearman(sc, A),
+                              kendall=kendall_tau_b(sc, A), regret=mt.top1_regret(sc, A)))
 
 
 def _one_model_reason(kind: str, name: str) -> str:

@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from labelfree.scorecard.core import ONE_MODEL, Scorecard  # noqa: E402
+from labelfree.scorecard.core import BASELINES, ONE_MODEL, Scorecard  # noqa: E402
 
 TABLES = ("estimation", "ranking", "fewlabel")
 
@@ -140,6 +140,7 @@ def best_per_kind(card: Scorecard) -> pd.DataFrame:
     one = card.truth["model"].nunique() == 1
     rows = []
     e, r = card.summary["estimation"], card.summary["ranking"]
+    e, r = e[~e["method"].isin(BASELINES)], r[~r["method"].isin(BASELINES)]  # methods only
     for kind in sorted((set(e["shift"]) | set(r["shift"])) - {"all"}):
         ek = e[(e["shift"] == kind) & np.isfinite(e["mae"].astype(float))]
         rk = r[(r["shift"] == kind) & np.isfinite(r["spearman"].astype(float))]

@@ -80,6 +80,7 @@ def scorecard_inputs(wildcards):
     return {
         "infer": [infer_file(zoo, m, g) for m in zoo_models(zoo) for g in groups],
         "testsets": [testset_path(zoo_dataset(zoo), t) for t in sets],
+        "meta": [f"{d}/meta.json" for d in zoo_model_dirs(zoo)],
     }
 
 
