@@ -62,7 +62,7 @@ def load_authors(folder: Path):
 
 
 def read_sets(results: Path, zoo: str, dataset: str):
-    """{test set: (Yhat (m, n) int64, y (m,), [probs (m, K) float32 per model])}."""
+    """{test set: (Yhat (m, n) int64, y (m,), [probs (m, K) float32 per model], origin)}."""
     models = sorted(p for p in (results / "infer" / zoo).iterdir() if p.is_dir())
     out = {}
     for f in sorted(models[0].glob("*.npz")):
@@ -70,7 +70,7 @@ def read_sets(results: Path, zoo: str, dataset: str):
             y = store.read_labels(results / "testsets" / dataset / f"{name}.npz")
             logits = [store.read_logits(m / f.name, name) for m in models]
             Yhat = np.stack([lg.argmax(axis=1) for lg in logits], axis=1).astype(np.int64)
-            out[name] = (Yhat, y.astype(np.int64), [softmax32(lg) for lg in logits])
+            out[name] = (Yhat, y.astype(np.int64), [softmax32(lg) for lg in logits], f.stem)
     return out, [m.name for m in models]
 
 
@@ -178,9 +178,9 @@ def main(argv=None) -> None:
     sets, models = read_sets(a.results, a.zoo, a.dataset)
     print(f"{a.zoo}: {len(models)} models, {len(sets)} test sets", flush=True)
     rows = []
-    for name, (Yhat, y, probs) in sets.items():
+    for name, (Yhat, y, probs, origin) in sets.items():
         t0 = time.perf_counter()
-        group, corruption, severity = classify_testset(name)
+        group, corruption, severity = classify_testset(name, origin)
         n = Yhat.shape[1]
         K = int(max(Yhat.max(), y.max())) + 1
         truth = (Yhat == y[:, None]).mean(axis=0)
