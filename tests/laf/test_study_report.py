@@ -42,7 +42,13 @@ def make_artefacts(root, zoo, accs, seed, testsets=None):
             path = root / "infer" / zoo / name / f"m{j}.npz"
             store.write_inference(path, {name: {"logits": logits}})
             paths.append(str(path))
-        origin = "id" if name == "id" else name.split("-")[0] if name.startswith("natural") else "corruptions"
+        origin = (
+            "id"
+            if name == "id"
+            else name.split("-")[0]
+            if name.startswith("natural")
+            else "corruptions"
+        )
         sets.append(SetInputs(name, tuple(paths), str(lab), origin))
     return sets
 
@@ -75,8 +81,13 @@ def _build_study(root):
     run_study("spread", "d", models, spread, params, 0, root / "raw" / "spread")
     j, acc = pick_clone(spread[0], 0.6)
     clone = clone_control(
-        {"accuracy": 0.6, "copies": 5, "base_models": 4, "source_models": models,
-         "source_infer": [t.infer for t in spread]},
+        {
+            "accuracy": 0.6,
+            "copies": 5,
+            "base_models": 4,
+            "source_models": models,
+            "source_infer": [t.infer for t in spread],
+        },
         tight,
     )
     assert (clone["index"], clone["name"], clone["copies"]) == (j, f"m{j}", 5)
@@ -94,8 +105,13 @@ def test_pick_clone_nearest_accuracy(study):
 
 def test_clone_control_needs_an_id_set(tmp_path):
     sets = make_artefacts(tmp_path, "z", np.linspace(0.5, 0.9, 3), 0, {"natural-thick": 0.1})
-    spec = {"accuracy": 0.6, "copies": 2, "base_models": 2, "source_models": ["a", "b", "c"],
-            "source_infer": [t.infer for t in sets]}
+    spec = {
+        "accuracy": 0.6,
+        "copies": 2,
+        "base_models": 2,
+        "source_models": ["a", "b", "c"],
+        "source_infer": [t.infer for t in sets],
+    }
     with pytest.raises(ValueError, match="no `id` test set"):
         clone_control(spec, sets)
 
@@ -273,8 +289,9 @@ def test_streamed_probabilities_equal_the_stacked_array(tmp_path):
     np.testing.assert_array_equal(softmax32(lg, rows=77), softmax(lg).astype(np.float32))
     sets = make_artefacts(tmp_path, "s", np.linspace(0.5, 0.95, 6), 4, {"id": 0.0})
     preds, y, streamed = load_testset(sets[0])
-    full = np.stack([softmax(store.read_logits(p, sets[0].name)).astype(np.float32)
-                     for p in sets[0].infer])
+    full = np.stack(
+        [softmax(store.read_logits(p, sets[0].name)).astype(np.float32) for p in sets[0].infer]
+    )
     np.testing.assert_array_equal(streamed.max_probs, full.max(axis=2).T)
     np.testing.assert_array_equal(streamed.model(3), full[3])
     params = StudyParams(
@@ -293,3 +310,47 @@ def test_streamed_probabilities_equal_the_stacked_array(tmp_path):
     assert a.models == b.models and a.rq4 == b.rq4
     np.testing.assert_array_equal(a.ces_guides, b.ces_guides)
     assert streamed.load_seconds > 0
+
+
+def test_checks_laf_vs_ces_best_on_the_same_sets():
+    """The ``x LaF > CES-best`` check averages both sides over the sets where CES ran. Here LaF
+    is 0.5 on ID and 0.95 on the severity-5 set, CES-best ran on ID only (0.6 and 0.8 over two
+    budgets: mean 0.7), SDS on both sets (0.7 each). The old check compared LaF over every set
+    (0.725) with CES-best over ID (0.7) and held (+0.025); on the same set LaF loses by 0.2."""
+    raw = _raw_for_checks(0.5, 0.5, 0.5, laf_all=0.95)
+    met = raw["metrics"]
+    extra = []
+    for name, group, sev in (("id", "id", 0), ("gaussian_noise-5", "corruption", 5)):
+        for method in ("SDS", "CES-best") if name == "id" else ("SDS",):
+            for b, rho in (
+                (20, 0.6 if method == "CES-best" else 0.7),
+                (100, 0.8 if method == "CES-best" else 0.7),
+            ):
+                extra.append(
+                    dict(
+                        met.iloc[0],
+                        testset=name,
+                        group=group,
+                        severity=sev,
+                        method=method,
+                        grid="main",
+                        budget=b,
+                        rep=0,
+                        spearman=rho,
+                    )
+                )
+    raw["metrics"] = pd.concat([met, pd.DataFrame(extra)], ignore_index=True)
+    c = table_checks(raw, ["z"]).set_index("check")
+    assert c.loc["x LaF > CES-best", "value"] == pytest.approx(0.5 - 0.7)
+    assert c.loc["x LaF > CES-best", "holds"] == "no"
+    assert "over the 1 test sets" in c.loc["x LaF > CES-best", "statement"]
+    # SDS ran on both sets: LaF's mean over both (0.725) against SDS's (0.7).
+    assert c.loc["x LaF > SDS", "value"] == pytest.approx(0.725 - 0.7)
+    assert c.loc["x LaF > SDS", "holds"] == "yes"
+
+
+def test_checks_laf_vs_baseline_that_never_ran():
+    """No CES rows at all (``ces.enabled: false``): the check has no data, not a number."""
+    c = table_checks(_raw_for_checks(0.9, 0.85, 0.8), ["z"]).set_index("check")
+    assert c.loc["x LaF > CES-best", "holds"] == "no data"
+    assert c.loc["x LaF > SDS", "holds"] == "no data"
