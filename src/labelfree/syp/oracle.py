@@ -3,7 +3,9 @@ Fig. 3; the authors' code, docs/syp.md, readings R6 and R7).
 
 One oracle per classifier; each training iteration consumes exactly one whole meta-set as its
 batch (iteration ``i`` uses set ``i mod M``), SGD with momentum and a polynomial learning-rate decay,
-MSE loss on the sigmoid output with the optional low-accuracy loss adjustment.
+MSE loss on the sigmoid output with the optional low-accuracy loss adjustment. ORA-A starts from
+He-normal weights by default (``oracle.ora_a_init``; docs/syp.md, reading R15): from PyTorch's default
+draw, as the authors' code, it can stay at the constant base-rate output for thousands of iterations.
 """
 
 from __future__ import annotations
