@@ -152,3 +152,50 @@ def test_rmse_matches_sklearn():
     t, p = g.random(40) * 100, g.random(40) * 100
     assert ag.rmse(t, p) == pytest.approx(root_mean_squared_error(t, p))
     assert ag.rmse(t, p) == pytest.approx(np.sqrt(np.mean((t - p) ** 2)))
+
+
+def _plateau_case(sets: int = 10, n: int = 200):
+    """One indicator in [0, 1] and about 85 % positive targets, the harder the larger the value:
+    the shape of the default run's H-only ORA-A rows (docs/syp.md, reading R15)."""
+    g = np.random.default_rng(0)
+    h = g.uniform(0.0, 1.0, (sets, n)) ** 2
+    c = (g.uniform(size=(sets, n)) > 0.45 * h).astype(np.float32)
+    return h.reshape(-1, 1).astype(np.float32), c.reshape(-1), np.repeat(np.arange(sets), n)
+
+
+def test_he_init_escapes_the_constant_plateau():
+    """Reading R15: with PyTorch's default initialisation (the authors' code) ORA-A stays at the
+    constant "base rate" output for 300 iterations on a small one-indicator case; with the He
+    initialisation (the default) it learns a per-sample score on every seed tried."""
+    from labelfree.syp.report import COLLAPSE_MIN_STD
+
+    x, c, g = _plateau_case()
+    assert 0.8 < c.mean() < 0.9
+    old = orc.train_oracle(x, c, g, OracleConfig(passes=30, ora_a_init="torch"), seed=0, threads=1)
+    q_old = orc.predict_scores(old.model, x)
+    assert q_old.std() < 1e-3 and abs(q_old.mean() - c.mean()) < 0.02
+    for seed in (0, 1):
+        new = orc.train_oracle(x, c, g, OracleConfig(passes=30), seed=seed, threads=1)
+        q = orc.predict_scores(new.model, x)
+        assert q.std() > 3 * COLLAPSE_MIN_STD
+        assert new.losses[-20:].mean() < old.losses[-20:].mean() - 0.005
+
+
+def test_ora_a_init_switch():
+    """``ora_a_init``: he = He-normal weights and zero biases; torch keeps PyTorch's default (the
+    authors' code); anything else is refused; ORA-B keeps its truncated-normal init either way."""
+    torch.manual_seed(0)
+    a = orc.build_oracle("A", 6, 8, ora_a_init="he")
+    assert all(torch.count_nonzero(m.bias) == 0 for m in a.modules() if isinstance(m, torch.nn.Linear))
+    w = a.net[2].weight
+    assert w.std().item() == pytest.approx((2 / w.shape[1]) ** 0.5, rel=0.15)
+    torch.manual_seed(0)
+    t = orc.build_oracle("A", 6, 8, ora_a_init="torch")
+    assert t.net[2].weight.abs().max().item() <= 1 / t.net[2].weight.shape[1] ** 0.5
+    with pytest.raises(ValueError, match="ORA-A init"):
+        orc.build_oracle("A", 6, 8, ora_a_init="xavier")
+    torch.manual_seed(0)
+    b1 = orc.build_oracle("B", 6, 8, ora_a_init="he").state_dict()
+    torch.manual_seed(0)
+    b2 = orc.build_oracle("B", 6, 8, ora_a_init="torch").state_dict()
+    assert all(torch.equal(b1[k], b2[k]) for k in b1)

@@ -287,3 +287,47 @@ def test_check_config_names_the_key_at_fault():
         plan.check_config(cfg, zoos, datasets, ok[:-1])
     with pytest.raises(plan.StudyConfigError, match="penultimate"):
         plan.check_config(cfg, {"syp": {"dataset": "d", "features": []}}, datasets, ok)
+
+
+def _hand_results(q_by_variant):
+    """Two validation sets of 10 inputs (true accuracy 60 % and 90 %) and one meta-set; the
+    oracle scores per variant are given per seed as one array over the 20 validation inputs."""
+    from labelfree.syp.run import IndicatorTable
+
+    correct = np.r_[np.ones(10), np.ones(6), np.zeros(4), np.ones(9), np.zeros(1)]
+    table = IndicatorTable(
+        x=np.zeros((30, len(COLUMNS))),
+        correct=correct,
+        set_id=np.repeat([0, 1, 2], 10),
+        sets=["m0", "v0", "v1"],
+        kinds=["meta", "val", "val"],
+        acc=np.array([100.0, 60.0, 90.0]),
+        scores={},
+    )
+    q = {
+        v: [{"m0": np.full(10, 0.9), "v0": s[:10], "v1": s[10:]} for s in seeds]
+        for v, seeds in q_by_variant.items()
+    }
+    return rep.ModelResults("clf", table, {}, q)
+
+
+def test_collapse_check_fails_on_a_collapsed_oracle():
+    """Reading R15: the checks table's two collapse rows fail when an oracle's scores are constant
+    (the base-rate output, predicting 100 % everywhere: RMSE equal to the constant-100 %
+    predictor's) and hold for an oracle that separates right from wrong inputs; the variant without
+    normalisation is exempt (Table 5 expects it at the constant predictor)."""
+    agg = {"mode": "threshold", "tau": "select", "tau_grid": [0.45, 0.5, 0.55], "fixed_tau": 0.5}
+    right = np.r_[np.full(6, 0.9), np.full(4, 0.1), np.full(9, 0.8), np.full(1, 0.2)]
+    constant = np.full(20, 0.76)
+    working = _hand_results({"ora_a": [right, right * 0.99], "no_norm": [constant, constant]})
+    collapsed = _hand_results({"ora_a": [right, right], "ind_h": [right, constant]})
+    rows_ok = rep._collapse_checks(working, agg)
+    rows_bad = rep._collapse_checks(collapsed, agg)
+    assert len(rows_ok) == len(rows_bad) == 2
+    assert all(r["holds"] for r in rows_ok)
+    assert not any(r["holds"] for r in rows_bad)
+    spread, gap = rows_bad
+    assert spread["value"] == 0.0 and "ind_h, seed 1" in spread["threshold"]
+    assert gap["value"] == pytest.approx(0.0, abs=1e-12) and "ind_h, seed 1" in gap["threshold"]
+    (s_ok, g_ok), *_ = rep.collapse_stats(working.q["ora_a"], ["v0", "v1"], np.array([60.0, 90.0]), agg)
+    assert s_ok == pytest.approx(right.std()) and g_ok == pytest.approx(1.0)

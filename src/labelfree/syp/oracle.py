@@ -3,7 +3,9 @@ Fig. 3; the authors' code, docs/syp.md, readings R6 and R7).
 
 One oracle per classifier; each training iteration consumes exactly one whole meta-set as its
 batch (iteration ``i`` uses set ``i mod M``), SGD with momentum and a polynomial learning-rate decay,
-MSE loss on the sigmoid output with the optional low-accuracy loss adjustment.
+MSE loss on the sigmoid output with the optional low-accuracy loss adjustment. ORA-A starts from
+He-normal weights by default (``oracle.ora_a_init``; docs/syp.md, reading R15): from PyTorch's default
+draw, as the authors' code, it can stay at the constant base-rate output for thousands of iterations.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ from torch import nn
 from labelfree.syp.plan import OracleConfig
 
 ARCHS = ("A", "B")
+#: ORA-A weight initialisations (docs/syp.md, reading R15): ``he`` = He-normal weights (fan-in,
+#: ReLU gain) and zero biases; ``torch`` = PyTorch's default ``nn.Linear`` initialisation, which the
+#: authors' code (``model.py``, ``Mlp``) inherits.
+ORA_A_INITS = ("he", "torch")
 
 
 class OracleA(nn.Module):
@@ -119,10 +125,30 @@ class OracleB(nn.Module):
         return torch.sigmoid(self.head(h[:, 0])).squeeze(-1)
 
 
-def build_oracle(arch: str, n_features: int, expand: int = 8, dropout: float | None = None):
-    """ORA-A (``arch='A'``, dropout default 0.0) or ORA-B (``'B'``, dropout default 0.1)."""
+def he_init(model: nn.Module) -> nn.Module:
+    """He-normal weights (fan-in, ReLU gain, as for GELU) and zero biases on every linear layer
+    (docs/syp.md, reading R15)."""
+    for mod in model.modules():
+        if isinstance(mod, nn.Linear):
+            nn.init.kaiming_normal_(mod.weight, nonlinearity="relu")
+            nn.init.zeros_(mod.bias)
+    return model
+
+
+def build_oracle(
+    arch: str,
+    n_features: int,
+    expand: int = 8,
+    dropout: float | None = None,
+    ora_a_init: str = "he",
+):
+    """ORA-A (``arch='A'``, dropout default 0.0, initialised as ``ora_a_init``) or ORA-B (``'B'``,
+    dropout default 0.1, truncated-normal weights as the authors' code)."""
     if arch == "A":
-        return OracleA(n_features, expand, 0.0 if dropout is None else dropout)
+        if ora_a_init not in ORA_A_INITS:
+            raise ValueError(f"ORA-A init {ora_a_init!r} is not one of {ORA_A_INITS}")
+        model = OracleA(n_features, expand, 0.0 if dropout is None else dropout)
+        return he_init(model) if ora_a_init == "he" else model
     if arch == "B":
         return OracleB(n_features, expand, 0.1 if dropout is None else dropout)
     raise ValueError(f"oracle arch {arch!r} is not one of {ARCHS}")
@@ -184,7 +210,7 @@ def train_oracle(
     bounds = np.searchsorted(g, np.arange(n_sets + 1))
     iters = max(1, int(round(cfg.passes * n_sets)))
     torch.manual_seed(seed)
-    model = build_oracle(cfg.arch, x.shape[1], cfg.expand, cfg.dropout)
+    model = build_oracle(cfg.arch, x.shape[1], cfg.expand, cfg.dropout, cfg.ora_a_init)
     decay, no_decay = [], []
     for name, p in model.named_parameters():
         (no_decay if (name.endswith("bias") and not cfg.decay_bias) else decay).append(p)

@@ -118,6 +118,7 @@ class OracleConfig:
     loss_adjust: bool = False
     low_acc_threshold: float = 0.3
     pos_weight: float = 3.0
+    ora_a_init: str = "he"
 
     @property
     def base_lr(self) -> float:

@@ -523,6 +523,60 @@ def _meta_fit_checks(r: ModelResults, agg: Mapping) -> list[dict]:
     return rows
 
 
+#: Oracle collapse (docs/syp.md, reading R15): an oracle run whose scores over the validation
+#: inputs have a standard deviation below COLLAPSE_MIN_STD, or whose RMSE lies within
+#: COLLAPSE_MARGIN (relative) of the constant-100 % predictor's, has learnt nothing per sample.
+COLLAPSE_MIN_STD = 0.01
+COLLAPSE_MARGIN = 0.05
+#: Variants exempt from the collapse check: Table 5's row without normalisation is expected to sit
+#: at the constant-100 % predictor (paper Table 5).
+COLLAPSE_EXEMPT = ("no_norm",)
+
+
+def collapse_stats(
+    scores: Sequence[Mapping[str, np.ndarray]],
+    val: Sequence[str],
+    true_val: np.ndarray,
+    agg: Mapping,
+) -> list[tuple[float, float]]:
+    """Per seed of one oracle: (std of its scores over every validation input, |RMSE - constant-100 %
+    RMSE| / constant-100 % RMSE) (docs/syp.md, reading R15)."""
+    const = rmse(true_val, np.full(len(true_val), 100.0))
+    preds = oracle_predictions(scores, val, true_val, agg)
+    out = []
+    for q, (_, p) in zip(scores, preds, strict=True):
+        spread = float(np.concatenate([np.asarray(q[n], np.float64) for n in val]).std())
+        gap = abs(rmse(true_val, p) - const) / const if const > 0 else float("inf")
+        out.append((spread, float(gap)))
+    return out
+
+
+def _collapse_checks(r: ModelResults, agg: Mapping) -> list[dict]:
+    """No oracle run (any variant but COLLAPSE_EXEMPT, any seed) has collapsed to a constant: the
+    smallest score spread and the smallest distance to the constant-100 % predictor's RMSE."""
+    val = r.val_sets()
+    true = r.true_acc(val)
+    stats = [
+        (key, seed, spread, gap)
+        for key in sorted(r.q)
+        if key not in COLLAPSE_EXEMPT
+        for seed, (spread, gap) in enumerate(collapse_stats(r.q[key], val, true, agg))
+    ]
+    if not stats:
+        return []
+    k_s, s_s, spread, _ = min(stats, key=lambda t: t[2])
+    k_g, s_g, _, gap = min(stats, key=lambda t: t[3])
+    src = "docs/syp.md R15 (oracle collapse)"
+    return [
+        _check("Oracle collapse: smallest score std over validation inputs", r.model, spread,
+               f">= {COLLAPSE_MIN_STD:g} (smallest: {k_s}, seed {s_s})",
+               spread >= COLLAPSE_MIN_STD, True, src),
+        _check("Oracle collapse: smallest |RMSE - constant-100 % RMSE| / constant-100 % RMSE",
+               r.model, gap, f"> {COLLAPSE_MARGIN:g} (smallest: {k_g}, seed {s_g})",
+               gap > COLLAPSE_MARGIN, True, src),
+    ]
+
+
 def checks_table(
     results: Sequence[ModelResults],
     agg: Mapping,
@@ -537,7 +591,9 @@ def checks_table(
     ``required``: the conclusion should remain visible at small scale; "ideally below FD" is not
     required. "Within seed noise" / "comparable to seed spread" (conclusions 2, 4) are read as at
     most ``seed_factor`` times the larger seed std of the RMSEs compared; "several times larger"
-    (conclusion 3) as at least ``norm_factor`` times.
+    (conclusion 3) as at least ``norm_factor`` times. The last two rows per classifier are not a
+    paper conclusion: they fail when an oracle collapsed to a constant (reading R15), so that a
+    collapsed oracle cannot pass for a reproduction.
     """
     rows = []
     for r in results:
@@ -547,6 +603,7 @@ def checks_table(
         rows += _normalisation_checks(r, agg, ora, norm_factor)
         rows += _capacity_checks(r, agg, cfg, seed_factor)
         rows += _meta_fit_checks(r, agg)
+        rows += _collapse_checks(r, agg)
     return pd.DataFrame(rows)
 
 

@@ -283,6 +283,7 @@ def variant_from_config(name: str, overrides: Mapping, defaults: Mapping) -> Var
         loss_adjust=bool(o["loss_adjust"]),
         low_acc_threshold=float(o["low_acc_threshold"]),
         pos_weight=float(o["pos_weight"]),
+        ora_a_init=str(o.get("ora_a_init", "he")),
     )
     return Variant(
         name=name,
