@@ -26,8 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from labelfree.alphatrim import DEFAULT_GRID, ReferenceCDF, alpha_hat
-from labelfree.alphatrim.bootstrap import _replicate
+from labelfree.alphatrim.bootstrap import DEFAULT_GRID, _replicate, alpha_hat
+from labelfree.alphatrim.kernel import ReferenceCDF
 from labelfree.provenance import cpu_model
 
 

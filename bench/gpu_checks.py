@@ -20,7 +20,7 @@ Writes into DIR (small files only):
 - ``syp_autocast.json`` / ``syp_autocast.md`` (issue 16, b): the SYP study of config/config.yaml
   (digits, its two classifiers, its meta-sets and validation sets) built in-process from the
   library; inference on ``--device`` with autocast off and on (features stored float32 both
-  times, as ``studyplan.feature_dtype`` stores a syp zoo's); indicators, baseline predictions and
+  times, as ``labelfree.syp.plan.feature_dtype`` stores a syp zoo's); indicators, baseline predictions and
   the four oracles of Table 1 (ORA-A, ORA-B and the loss-adjusted pair of the ensemble row) are
   recomputed from each, and every Table 1 cell and indicator array is compared. The oracles train
   on the CPU with the same seeds, so what moves, moves by autocast alone.
@@ -234,7 +234,7 @@ TABLE1_VARIANTS = ("ora_a", "ora_b", "ora_a_adj", "ora_b_adj")
 def _syp_table(args: tuple) -> tuple:
     """Pool job: spec 2.10 steps 1-2 (indicator table, baseline predictions) of one inference."""
     key, train_f, id_probs, id_y, sets, atc_form, train_rot, seed = args
-    from labelfree.syp.pipeline import baseline_predictions, build_indicator_table
+    from labelfree.syp.run import baseline_predictions, build_indicator_table
 
     table = build_indicator_table(train_f, id_probs, id_y, sets, atc_form, train_rot, seed=seed)
     return key, table, {m: p for m, (p, _) in baseline_predictions(table).items()}
@@ -243,8 +243,8 @@ def _syp_table(args: tuple) -> tuple:
 def _syp_oracle(args: tuple) -> tuple:
     """Pool job: one oracle variant, every seed, one thread (spec 2.10 steps 3-5)."""
     key, table, syp, variant, torch_seeds = args
-    from labelfree.syp import experiment as ex
-    from labelfree.syp.pipeline import run_variant
+    from labelfree.syp import run as ex
+    from labelfree.syp.run import run_variant
 
     return key, run_variant(table, ex.build_variant(syp, variant), torch_seeds, threads=1).q
 
@@ -267,7 +267,7 @@ def _baseline_table1(results: list, groups: dict[str, str]) -> Any:
     each baseline's predicted accuracy over the validation sets, per group and overall."""
     import pandas as pd
 
-    from labelfree.syp import experiment as ex
+    from labelfree.syp import report as ex
     from labelfree.syp.aggregate import rmse
 
     rows = []
@@ -334,13 +334,13 @@ def syp_worker(device: str, tiny: bool, work: Path, save: Any,
 
     from labelfree.data.registry import prepare_dataset
     from labelfree.inference import predict
+    from labelfree.numerics import softmax
     from labelfree.seeds import derive_seed
     from labelfree.store import read_image_set
-    from labelfree.syp import experiment as ex
-    from labelfree.syp.indicators import image_indicators, softmax
-    from labelfree.syp.layout import REF, rot_name
-    from labelfree.syp.pipeline import SetInputs
-    from labelfree.syp.study import source_rows, write_testsets
+    from labelfree.syp import report as ex
+    from labelfree.syp.indicators import image_indicators
+    from labelfree.syp.plan import REF, rot_name
+    from labelfree.syp.run import SetInputs, source_rows, write_testsets
     from labelfree.zoo.sheet import build_sheet
     from labelfree.zoo.train import TrainSpec, train_model, validation_split
 

@@ -2,8 +2,10 @@
 
 Issue 19 item 3 and issue 13 (benchmark claims). For each local architecture at widths the
 configs use (config/config.yaml, config/paper/*.yaml), on realistic inputs (8x8x1 digits,
-28x28x1 MNIST, 32x32x3 CIFAR), and on a GPU also torchvision's resnet50 (random weights) at
-224x224x3, one process times, interleaved (the order rotates every repetition) and reported as
+28x28x1 MNIST, 32x32x3 CIFAR), for timm models (timm's tiny test architectures at 160x160, and
+on a GPU resnet50; random weights; when timm is installed) with their own preprocessing (a
+``pil:`` pipeline per image, where the other cases scale elementwise), and on a GPU also
+torchvision's resnet50 (random weights) at 224x224x3, one process times, interleaved (the order rotates every repetition) and reported as
 medians:
 
 - ``bare``: the physical reference, ``with torch.inference_mode(): model(t[s:s + b])`` over a
@@ -72,17 +74,18 @@ from typing import Any
 import numpy as np
 import torch
 
+from labelfree.device import resolve_device
 from labelfree.inference import (
     _eval,  # the eval-mode walk of predict, timed alone (breakdown column "walk")
     infer_group,
     predict,
     prepare,
-    resolve_device,
     retain_freed_memory,
 )
 from labelfree.store import read_image_set, read_logits, write_image_set, write_inference
-from labelfree.zoo import build_model, load_model, save_model
-from labelfree.zoo.preprocess import preprocess
+from labelfree.zoo.arch import build_model
+from labelfree.zoo.io import load_model, save_model
+from labelfree.zoo.preprocess import FUSED_KINDS, preprocess
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
@@ -106,11 +109,12 @@ class Case:
     features: tuple[str, ...]
     source: str
     torchvision: str = ""  # a torchvision builder (random weights): a large model, GPU only
+    timm: str = ""  # a timm.create_model name (random weights), run with its own preprocessing
 
     @property
     def name(self) -> str:
-        if self.torchvision:
-            return f"{self.torchvision} ({self.data})"
+        if self.torchvision or self.timm:
+            return f"{self.torchvision or self.timm} ({self.data})"
         return f"{self.arch} w{self.width} d{self.depth} ({self.data})"
 
 
@@ -144,6 +148,46 @@ GPU_CASES = (
     Case("ImageNet-size 224x224x3", (224, 224, 3), "torchvision", 0, 0, 1024, (),
          "torchvision resnet50, random weights, 1000 classes", torchvision="resnet50"),
 )
+
+
+#: timm models (sheet rows `source: timm`), random weights, 1000 classes, run with the model's
+#: own preprocessing (a `pil:` pipeline from timm's pretrained configuration; images stored at
+#: its resize size, as docs/your-zoo.md section 4 stores an imagefolder set). The test_* models
+#: are timm's tiny test architectures (160x160 input), small enough for 2 busy CPU cores.
+HAS_TIMM = importlib.util.find_spec("timm") is not None
+TIMM_CASES = (
+    Case("timm 168x168x3", (168, 168, 3), "timm", 0, 0, 256, (), "docs/your-zoo.md section 4",
+         timm="test_resnet"),
+    Case("timm 168x168x3", (168, 168, 3), "timm", 0, 0, 256, ("penultimate",),
+         "docs/your-zoo.md section 4", timm="test_vit"),
+    Case("timm 168x168x3", (168, 168, 3), "timm", 0, 0, 256, (), "docs/your-zoo.md section 4",
+         timm="test_efficientnet"),
+) if HAS_TIMM else ()
+#: timm models of ImageNet size, GPU only.
+TIMM_GPU_CASES = (
+    Case("timm 235x235x3", (235, 235, 3), "timm", 0, 0, 1024, (), "resnet50 (timm), random weights",
+         timm="resnet50"),
+) if HAS_TIMM else ()
+
+
+def timm_model(case: Case, work: Path) -> tuple[torch.nn.Module, str, Path]:
+    """The case's timm model (seeded random weights), its own preprocessing, and its model
+    directory as a `source: timm` row resolves it (labelfree.zoo.timm_source)."""
+    import timm  # deferred: optional extra
+
+    from labelfree.zoo.timm_source import own_preprocessing
+
+    torch.manual_seed(0)
+    model = timm.create_model(case.timm, pretrained=False).eval()
+    kind = own_preprocessing(model)
+    crop = int(kind.split("crop=")[1].split(",")[0])
+    mdir = work / case.name.replace(" ", "_")
+    save_model(mdir, model, {
+        "model": mdir.name, "family": "timm", "source": "timm", "arch": case.timm,
+        "timm_kwargs": {"num_classes": int(model.num_classes)},
+        "num_classes": int(model.num_classes), "input_shape": [crop, crop, 3],
+        "preprocessing": kind})
+    return model, kind, mdir
 
 
 def machine() -> dict[str, Any]:
@@ -185,9 +229,16 @@ def bare_loop(model: torch.nn.Module, t: torch.Tensor, bs: int, amp: bool) -> li
         return [model(t[s : s + bs]) for s in range(0, len(t), bs)]
 
 
-def convert_only(x: np.ndarray, bs: int, channels: int, dev: torch.device) -> None:
-    """predict's per-batch conversion alone (one reused buffer, as predict does)."""
+def convert_only(x: np.ndarray, bs: int, channels: int, dev: torch.device,
+                 kind: str = "scale01") -> None:
+    """predict's per-batch conversion alone (one reused buffer, as predict does, for the
+    elementwise kinds; a timm model's `pil:` pipeline runs per image)."""
     xt = torch.from_numpy(x)
+    if kind not in FUSED_KINDS:
+        with torch.inference_mode():
+            for s in range(0, len(x), bs):
+                preprocess(xt[s : s + bs], kind, channels=channels, device=dev)
+        return
     buf = torch.empty((min(bs, len(x)), channels, *x.shape[1:3]), dtype=torch.float32, device=dev)
     with torch.inference_mode():
         for s in range(0, len(x), bs):
@@ -235,27 +286,32 @@ def run_case(
     n = min(case.n, max(args.batch_size, case.n // 8)) if args.quick else case.n
     x = rng.integers(0, 256, (n, *case.shape), dtype=np.uint8)
     torch.manual_seed(0)
-    k_classes = 1000 if case.torchvision else 10
+    k_classes = 1000 if case.torchvision or case.timm else 10
+    kind = "scale01"
+    mdir = work / case.name.replace(" ", "_")
     if case.torchvision:
         import torchvision
 
         model = getattr(torchvision.models, case.torchvision)(weights=None).to(dev).eval()
+    elif case.timm:  # the rule loads the model directory a timm row resolves to
+        model, kind, mdir = timm_model(case, work)
+        model = model.to(dev)
     else:
         model = build_model(case.arch, case.shape, 10, case.width, case.depth).to(dev).eval()
-    mdir = work / case.name.replace(" ", "_")
     set_path = work / f"{mdir.name}_id.npz"
-    if not case.torchvision:  # the rule loads a local model directory
+    if not case.torchvision:
+        write_image_set(set_path, x, np.zeros(n, np.int64))
+    if not case.torchvision and not case.timm:  # the rule loads a local model directory
         meta = {"model": mdir.name, "arch": case.arch, "width": case.width, "depth": case.depth,
                 "num_classes": k_classes, "input_shape": list(case.shape),
                 "preprocessing": "scale01", "family": "local"}
         save_model(mdir, model, meta)
-        write_image_set(set_path, x, np.zeros(n, np.int64))
     bs, amp = args.batch_size, dev.type == "cuda"
     sync = dev.type == "cuda"
-    t = preprocess(x, "scale01", channels=case.shape[2], device=dev)  # ready tensor, untimed
-    ready = prepare(x, "scale01", case.shape[2], dev)  # what infer_group hands predict, untimed
+    t = preprocess(x, kind, channels=case.shape[2], device=dev)  # ready tensor, untimed
+    ready = prepare(x, kind, case.shape[2], dev)  # what infer_group hands predict, untimed
     # what infer_group hands write_inference: float16 features
-    res = predict(model, x, "scale01", bs, dev, case.features, amp, feature_dtype=torch.float16)
+    res = predict(model, x, kind, bs, dev, case.features, amp, feature_dtype=torch.float16)
 
     def bare(_: int) -> None:
         bare_loop(model, t, bs, amp)
@@ -283,9 +339,9 @@ def run_case(
 
     variants: dict[str, Callable[[int], Any]] = {
         "bare": bare,
-        "ready": lambda i: predict(model, ready, "scale01", bs, dev, (), amp),
-        "predict": lambda i: predict(model, x, "scale01", bs, dev, (), amp),
-        "convert": lambda i: convert_only(x, bs, case.shape[2], dev),
+        "ready": lambda i: predict(model, ready, kind, bs, dev, (), amp),
+        "predict": lambda i: predict(model, x, kind, bs, dev, (), amp),
+        "convert": lambda i: convert_only(x, bs, case.shape[2], dev, kind),
         "walk": lambda i: _eval(model),
         "gather": lambda i: gather_only(bare_outs, n, dev),
     }
@@ -299,10 +355,10 @@ def run_case(
         }
     if case.features:  # float16 features, as the rule asks for them
         variants["ready+feat"] = lambda i: predict(
-            model, ready, "scale01", bs, dev, case.features, amp, feature_dtype=torch.float16
+            model, ready, kind, bs, dev, case.features, amp, feature_dtype=torch.float16
         )
         variants["predict+feat"] = lambda i: predict(
-            model, x, "scale01", bs, dev, case.features, amp, feature_dtype=torch.float16
+            model, x, kind, bs, dev, case.features, amp, feature_dtype=torch.float16
         )
     for k, fn in variants.items():  # warm-up (allocator, kernels, page cache)
         if k in WRITERS:
@@ -316,8 +372,8 @@ def run_case(
             times["wall"].setdefault(k, []).append(wall)
             times["cpu"].setdefault(k, []).append(cpu)
     ref = torch.cat(bare_loop(model, t, bs, amp)).float().cpu().numpy()
-    got = [predict(model, x, "scale01", bs, dev, (), amp)["logits"],
-           predict(model, ready, "scale01", bs, dev, (), amp)["logits"]]
+    got = [predict(model, x, kind, bs, dev, (), amp)["logits"],
+           predict(model, ready, kind, bs, dev, (), amp)["logits"]]
     if with_rule:
         fresh_outputs()
         rule(0)
@@ -328,7 +384,7 @@ def run_case(
         same = all(np.allclose(g, ref, atol=1e-2, rtol=1e-2) for g in got)
     ours_k = "ready+feat" if case.features else "ready"
     row: dict[str, Any] = {
-        "case": case.name, "data": case.data, "arch": case.torchvision or case.arch,
+        "case": case.name, "data": case.data, "arch": case.torchvision or case.timm or case.arch,
         "width": case.width, "depth": case.depth, "n": n, "features": list(case.features),
         "source": case.source, "calls_per_sample": number, "identical_logits": same,
         "images_per_s": {
@@ -585,7 +641,7 @@ def main(argv: list[str] | None = None) -> None:
     if clock == "auto":
         clock = "cpu" if dev.type == "cpu" and args.threads == 1 else "wall"
     wanted = [w for w in args.cases.split(",") if w]
-    pool = CASES + GPU_CASES if gpu else CASES
+    pool = CASES + TIMM_CASES + GPU_CASES + TIMM_GPU_CASES if gpu else CASES + TIMM_CASES
     cases = [c for c in pool if not wanted or any(w in c.name for w in wanted)]
     info = machine() | {
         "argv": argv if argv is not None else sys.argv[1:], "clock": clock,

@@ -6,7 +6,7 @@ outputs are in memory at a time. This script, in one run:
 
 1. writes synthetic inference artefacts (one logits file per model, as the workflow does) for a
    zoo of ``--models`` models on test sets of ``--inputs`` inputs and ``--classes`` classes;
-2. runs ``labelfree.laf.study.run_study`` with the study's default parameters (config schema
+2. runs ``labelfree.laf.run.run_study`` with the study's default parameters (config schema
    defaults: 50 repetitions, CES 10 per guide, Table A1 budgets, RQ4) in a fresh subprocess,
    once with this tree's code and once with "today's code" (the tree at ``--base``, exported by
    ``git archive``) where it fits in memory, and records wall time, peak RSS
@@ -78,8 +78,7 @@ def child(args: dict) -> None:
     """Run one study in this process (imports whichever labelfree PYTHONPATH gives) and print
     a JSON line with wall time and peak RSS."""
     from labelfree.config import validate_config
-    from labelfree.laf.experiment import StudyParams
-    from labelfree.laf.study import SetInputs, run_study
+    from labelfree.laf.run import SetInputs, StudyParams, run_study
 
     cfg = validate_config({}, REPO / "config" / "schema.yaml")["laf"]
     params = StudyParams.from_config(cfg)

@@ -8,7 +8,7 @@ Synthetic ImageNet-shaped sources (uint8 side x side RGB, the paper config's sto
 random boxes each, stored with the data layer's ``box_distance``) are written as a dataset split;
 then, each in a fresh subprocess whose peak RSS (``ru_maxrss``) is read:
 
-- ``write_testsets`` (rule mm_testsets): base + c3 follow-ups, ``chunk`` sources at a time, in
+- ``write_testsets`` (rule metamorphic_testsets): base + c3 follow-ups, ``chunk`` sources at a time, in
   parts of ``--part`` sources (what inference loads per test set);
 - ``inference``: one part read with ``read_image_set`` and run through a small conv model with
   ``labelfree.inference.predict`` (what ``infer_zoo`` does per test set with its cache off);
@@ -52,12 +52,12 @@ if mode.startswith("prepare"):
         s = build_dataset("bench", cfg, 0)[0]["val"].materialise()
         write_image_set(out + "/val.npz", s.x, s.y, **dict(s.extras))
 elif mode == "write":
-    from labelfree.metamorphic import experiment as ex
-    from labelfree.metamorphic.chunked import npz_rows
+    from labelfree.metamorphic import run as ex
+    from labelfree.metamorphic.run import npz_rows
     n = len(npz_rows(split)["y"])
     bcfg = {"split": "val", "region": "box", "coloursets": ["c3"], "parts": max(1, n // part), "options": {}}
-    mm = {"bbox_pad_px": 5, "mask_pad_px": 0, "chunk": chunk, "reencode": "none", "coloursets": {}}
-    ex.write_testsets("bench", {"val": bcfg}, mm, 0, out, {"val": split})
+    study = {"bbox_pad_px": 5, "mask_pad_px": 0, "chunk": chunk, "reencode": "none", "coloursets": {}}
+    ex.write_testsets("bench", {"val": bcfg}, study, 0, out, {"val": split})
 elif mode == "infer":
     import torch
     from labelfree.inference import predict
@@ -66,7 +66,7 @@ elif mode == "infer":
     model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 7, stride=4), torch.nn.ReLU(),
                                 torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 10))
     import glob
-    s = read_image_set(sorted(glob.glob(out + "/mm-val-c3*.npz"))[0])  # one part
+    s = read_image_set(sorted(glob.glob(out + "/metamorphic-val-c3*.npz"))[0])  # one part
     predict(model, s.x, "imagenet", batch_size=64, device="cpu", amp=False)
 elif mode == "whole":
     from labelfree.metamorphic import followups as fu
@@ -81,7 +81,7 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, time.perf_count
 def make_split(path: Path, n: int, side: int, seed: int = 0) -> None:
     """Synthetic sources written chunk by chunk (the parent never holds them whole)."""
     from labelfree.data.imagenet import box_distance
-    from labelfree.metamorphic.chunked import NpzStreamWriter
+    from labelfree.metamorphic.run import NpzStreamWriter
 
     r = np.random.default_rng(seed)
     lo = r.integers(0, side // 2, (n, 2, 2))

@@ -32,9 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
-from labelfree.methods import call, methods, missing
 from labelfree.methods import cot as _cot
-from labelfree.methods._common import n_workers
+from labelfree.methods.arrays import n_workers
+from labelfree.methods.registry import call, methods, missing
 from labelfree.provenance import cpu_model
 
 # what bounds a method that misses 2 s (statements of cost, no figures: those are in the table)

@@ -1,13 +1,13 @@
 """Benchmark: PACE ``select`` on 10,000 inputs x 128-d features, budgets 50 and 180.
 
 Compares, in the same run and on the same features:
-  pace-auto     labelfree.pace.select with the automatic reduction rule (cluster the 128-d
+  pace-auto     labelfree.pace.core.select with the automatic reduction rule (cluster the 128-d
                 features, re-cluster after FastICA-2 if the clustering is poor), spec 2.4;
                 above 60 features the HDBSCAN spanning tree is built with BLAS (fast_hdbscan)
   pace-auto-hdbscan  the same with ``hdbscan_backend='hdbscan'``: the hdbscan package's own
                 Prim's-on-KD-tree, i.e. the implementation before issue 19; its selections must
                 be identical to pace-auto's (checked, written to the results file)
-  pace-ica2     labelfree.pace.select with FastICA-2 always applied (the paper's choice for
+  pace-ica2     labelfree.pace.core.select with FastICA-2 always applied (the paper's choice for
                 high-dimensional subjects)
   dense-mmd     the same pipeline, but prototypes by a naive MMD-critic that materialises the dense
                 kernel over the whole processed test set (as the reference MMD-critic code does for
@@ -87,7 +87,7 @@ def run_one(method: str, n: int, budget: int) -> dict:
     import hdbscan  # noqa: F401  (imports are not part of the selection time)
     import sklearn.decomposition  # noqa: F401
 
-    from labelfree.pace import select
+    from labelfree.pace.core import select
 
     x = features(n)
     t = time.perf_counter()

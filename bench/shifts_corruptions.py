@@ -18,7 +18,8 @@ import numpy as np
 from scipy import ndimage
 from sklearn.datasets import load_digits
 
-from labelfree.shifts import CORRUPTIONS, corrupt
+from labelfree.shifts.corruptions import corrupt
+from labelfree.shifts.params import CORRUPTIONS
 
 
 def digits_test(n: int = 1079) -> np.ndarray:

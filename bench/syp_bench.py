@@ -21,10 +21,11 @@ import scipy.stats
 import torch
 from scipy import ndimage
 
-from labelfree.syp import experiment as ex
-from labelfree.syp.indicators import entropy, image_indicators, softmax
+from labelfree.numerics import entropy, softmax
+from labelfree.syp import plan as ex
+from labelfree.syp.indicators import image_indicators
 from labelfree.syp.oracle import train_oracle
-from labelfree.syp.pipeline import variant_from_config
+from labelfree.syp.run import variant_from_config
 
 
 def loop_indicators(probs: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -90,7 +91,7 @@ def bench_oracle(cfg: dict, n: int, threads: int) -> None:
     seeds = len(cfg["seeds"])
     g = np.random.default_rng(1)
     groups = np.repeat(np.arange(m), n)
-    specs = ex.variant_specs(cfg)
+    specs = ex.variant_overrides(cfg)
     print(
         f"\nOracle training, {m} meta-sets x {n} rows, {passes:g} passes "
         f"({int(round(passes * m))} iterations, batch = one whole meta-set), {threads} thread(s):"

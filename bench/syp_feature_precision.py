@@ -145,8 +145,8 @@ def baseline_rows(run: Path, other: Path, cfg: dict, oracle_run: Path) -> list[d
     float32 copy as soon as its syp_indicators jobs are done; the SYP rows (oracle trainings)
     come from the full rerun's tables. Returns every cell that differs, with both values."""
     from labelfree.store import load_json
-    from labelfree.syp import experiment as ex
-    from labelfree.syp.study import load_results
+    from labelfree.syp import report as ex
+    from labelfree.syp.report import load_results
 
     raw, zoo = "results/syp/raw", cfg["syp"].get("zoo", "syp")
     models = sorted(p.name for p in (run / raw / zoo).iterdir())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from labelfree.config import ConfigError, validate_config
+from labelfree.config import ConfigError, check_zoos, validate_config
 
 
 def _schema(repo_root):
@@ -61,8 +61,6 @@ def test_every_problem_is_named_in_one_message(repo_root):
 def test_zoos_are_model_zoos_or_prediction_zoos(repo_root):
     """A zoo needs `dataset` (a configured one) unless it is a prediction zoo, which must not
     also give `dataset`, `sheet` or `grid`; every bad zoo named at once."""
-    from labelfree.config import check_zoos
-
     cfg = validate_config({"datasets": {"digits": {"source": "digits"}}, "zoos": {
         "ok": {"dataset": "digits", "grid": [{"arch": "mlp"}]},
         "preds": {"predictions": "folder"},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from labelfree.config import render_schema_markdown
+from labelfree.config import render_schema_markdown, schema_rows
 
 MARKER = "<!-- generated: python -m labelfree.config -->"
 
@@ -19,8 +19,6 @@ def test_config_readme_table_is_current(repo_root):
 
 
 def test_every_schema_key_is_documented(repo_root):
-    from labelfree.config import schema_rows
-
     undocumented = [
         key for key, _t, _d, desc in schema_rows(repo_root / "config" / "schema.yaml")
         if not desc and not key.endswith("<name>")

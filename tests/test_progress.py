@@ -32,8 +32,7 @@ def test_update_zero_shows_a_postfix_once_the_interval_passed(capsys):
 
 
 def test_laf_reports_every_test_set_and_bars_change_nothing(tmp_path, capsys):
-    from labelfree.laf.experiment import analyse_testset
-    from labelfree.laf.study import analyse_sets, load_testset
+    from labelfree.laf.run import analyse_sets, analyse_testset, load_testset
     from tests.laf.test_split_jobs import MODELS, PARAMS
     from tests.laf.test_study_report import make_artefacts
 
@@ -51,8 +50,8 @@ def test_laf_reports_every_test_set_and_bars_change_nothing(tmp_path, capsys):
 
 
 def test_scorecard_reports_every_set(capsys):
-    from labelfree.methods import softmax
-    from labelfree.scorecard import score_zoo
+    from labelfree.numerics import softmax
+    from labelfree.scorecard.core import score_zoo
 
     r = np.random.default_rng(0)
     y = {s: r.integers(0, 3, 40) for s in ("clean", "n1")}
@@ -64,7 +63,8 @@ def test_scorecard_reports_every_set(capsys):
 
 
 def test_syp_indicators_report_every_set(tmp_path, capsys):
-    from labelfree.syp.study import REF, model_indicators
+    from labelfree.syp.plan import REF
+    from labelfree.syp.run import model_indicators
 
     r = np.random.default_rng(1)
     names = ["id", "meta-000", "meta-001", "meta-002", "val-000"]
@@ -89,7 +89,7 @@ def test_syp_indicators_report_every_set(tmp_path, capsys):
 
 
 def test_alphatrim_reports_models_and_regimes(tmp_path, capsys):
-    from labelfree.alphatrim.pipeline import analyse_experiment, train_block, train_experiment
+    from labelfree.alphatrim.run import analyse_experiment, train_block, train_experiment
     from tests.alphatrim.test_pipeline import SOURCES, STUDY
 
     cfg = copy.deepcopy(SOURCES)
@@ -111,18 +111,19 @@ def test_alphatrim_reports_models_and_regimes(tmp_path, capsys):
 
 def test_metamorphic_reports_every_model(tmp_path, capsys, repo_root):
     """zoo_verdicts: one bar per base over the zoo's models (tests/metamorphic's synthetic zoo)."""
-    from labelfree.metamorphic import experiment as ex
+    from labelfree.metamorphic import plan
+    from labelfree.metamorphic import run as ex
     from labelfree.store import read_image_set, write_inference
-    from tests.metamorphic.test_experiment import _logits, _mm
+    from tests.metamorphic.test_experiment import _logits, _study
 
-    mm = _mm(repo_root)
-    mm["testsets"] = {"rho09": mm["testsets"]["rho09"]}
-    ex.write_testsets("d", mm["testsets"], mm, 0, tmp_path / "testsets")
-    base_set = read_image_set(tmp_path / "testsets" / "mm-rho09.npz")
+    study = _study(repo_root)
+    study["testsets"] = {"rho09": study["testsets"]["rho09"]}
+    ex.write_testsets("d", study["testsets"], study, 0, tmp_path / "testsets")
+    base_set = read_image_set(tmp_path / "testsets" / "metamorphic-rho09.npz")
     models = ["m0", "m1"]
     sheet = pd.DataFrame([{"model": m, "width": 16, "epochs": 3, "seed": 0} for m in models])
     infer = {}
-    for t in ex.base_testsets("rho09", mm["testsets"]["rho09"]):
+    for t in plan.base_testsets("rho09", study["testsets"]["rho09"]):
         xs = read_image_set(tmp_path / "testsets" / f"{t}.npz")
         logits = _logits("object", xs, base_set, None if t.endswith("-cf") else 3, t.endswith("-cf"))
         for m in models:
@@ -130,7 +131,7 @@ def test_metamorphic_reports_every_model(tmp_path, capsys, repo_root):
             write_inference(p, {t: {"logits": logits.astype(np.float32)}})
             infer[(t, m)] = str(p)
     capsys.readouterr()
-    ex.zoo_verdicts("z", "unbiased", sheet, mm["testsets"],
-                    {"rho09": str(tmp_path / "testsets" / "mm-rho09.npz")}, infer, mm)
+    ex.zoo_verdicts("z", "unbiased", sheet, study["testsets"],
+                    {"rho09": str(tmp_path / "testsets" / "metamorphic-rho09.npz")}, infer, study)
     err = capsys.readouterr().err
     assert "metamorphic z/rho09" in err and "2/2" in err

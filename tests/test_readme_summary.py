@@ -8,10 +8,15 @@ committed md by hand, or changing the renderer without regenerating fails this t
 
 from __future__ import annotations
 
+import fnmatch
 from pathlib import Path
 
+import yaml
+
+from labelfree.scorecard.core import ONE_MODEL
 from labelfree.store import read_table
 from labelfree.summary import CHECKS_HEADER, embedded, from_csv, readme_block, render
+from labelfree.zoo.sheet import build_sheet
 
 REPO = Path(__file__).resolve().parents[1]
 RUN = REPO / "docs" / "default-run"
@@ -39,12 +44,6 @@ def test_committed_summary_is_the_generators_rendering_of_the_run_csv():
     # a zoo of a multi-label dataset (accuracy is not defined for multi-hot labels), and
     # alphatrim_backbone, whose one scored set is the source (its alphatrim-train set matches no
     # scorecard.testsets pattern): sanity rows only, which the block leaves out
-    import fnmatch
-
-    import yaml
-
-    from labelfree.scorecard.core import ONE_MODEL
-    from labelfree.zoo.sheet import build_sheet
 
     cfg = yaml.safe_load((RUN.parents[1] / "config" / "config.yaml").read_text())
     multilabel = {z for z, c in cfg["zoos"].items()

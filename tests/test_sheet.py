@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from labelfree.zoo.sheet import ZooError, build_sheet, expand_grid
+from labelfree.zoo.arch import ARCHS
+from labelfree.zoo.preprocess import NORMALISATIONS, preprocess
+from labelfree.zoo.sheet import (
+    LOCAL_ARCHS,
+    OPTIMIZERS,
+    PREPROCESSING,
+    ZooError,
+    build_sheet,
+    expand_grid,
+)
+from labelfree.zoo.train import OPTIMIZERS as TRAIN_OPTIMIZERS
 
 
 def test_grid_is_a_cartesian_product_per_family():
@@ -53,10 +64,6 @@ def test_bad_sheets_name_the_culprit(cfg, fragment):
 
 def test_cifar10_kit_preprocessing_uses_the_kit_constants():
     """syp spec 2.1: the kit normalises with mean (0.4914, 0.4822, 0.4465), std (0.2023, ...)."""
-    import numpy as np
-
-    from labelfree.zoo.preprocess import preprocess
-
     x = np.zeros((1, 1, 1, 3), np.uint8)
     got = preprocess(x, "cifar10_kit")[0, :, 0, 0].numpy()
     np.testing.assert_allclose(got, -np.array([0.4914, 0.4822, 0.4465]) / [0.2023, 0.1994, 0.2010],
@@ -94,11 +101,6 @@ def test_every_bad_row_is_named_in_one_message():
 
 def test_parse_time_lists_match_the_training_code():
     """The sheet copies these lists to keep torch out of parse time; they must not drift."""
-    from labelfree.zoo.arch import ARCHS
-    from labelfree.zoo.preprocess import NORMALISATIONS
-    from labelfree.zoo.sheet import LOCAL_ARCHS, OPTIMIZERS, PREPROCESSING
-    from labelfree.zoo.train import OPTIMIZERS as TRAIN_OPTIMIZERS
-
     assert LOCAL_ARCHS == ARCHS and OPTIMIZERS == TRAIN_OPTIMIZERS
     assert set(PREPROCESSING) == {"scale01", "center", *NORMALISATIONS}
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import time
+import zipfile
 
 import numpy as np
 import pandas as pd
@@ -131,9 +133,6 @@ def test_npz_bytes_do_not_depend_on_the_clock(tmp_path, monkeypatch, compress):
     """Issue 14: the same arrays give the same npz bytes whenever they are written (zip entries
     carry the fixed 1980-01-01 time, not the clock's). The second write runs with the clock moved
     a day on, so a timestamp taken from it would change the bytes."""
-    import time
-    import zipfile
-
     arrays = {"a": np.arange(12, dtype=np.float32).reshape(3, 4), "b": np.array(["x", "yz"])}
     store.save_npz(tmp_path / "one.npz", compress=compress, **arrays)
     later = time.time() + 86_400.0

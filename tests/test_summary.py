@@ -6,7 +6,20 @@ import pandas as pd
 import pytest
 
 from labelfree.store import save_table
-from labelfree.summary import BEGIN, COLUMNS, END, collect, embed, embedded, render
+from labelfree.summary import (
+    BEGIN,
+    COLUMNS,
+    END,
+    _fmt,
+    collect,
+    collect_methods,
+    embed,
+    embedded,
+    from_csv,
+    holds,
+    render,
+    write,
+)
 
 META = {"config": "config/config.yaml", "config_digest": "abc", "commit": "0123",
         "machine": "test cpu"}
@@ -52,8 +65,6 @@ def test_embed_replaces_only_the_block():
 
 
 def test_markdown_is_rendered_from_the_csv_as_written(tmp_path):
-    from labelfree.summary import from_csv, write
-
     paths = {"laf": checks(tmp_path, "laf", [("c1", 0.123456789, 0.5, False), ("c2", "n/a", 1, True)])}
     write(paths, tmp_path / "s.csv", tmp_path / "s.md", {**META})
     table, meta = from_csv(tmp_path / "s.csv")
@@ -66,14 +77,10 @@ def test_markdown_is_rendered_from_the_csv_as_written(tmp_path):
                                                 ("no data", False), (float("nan"), False)])
 def test_verdicts_of_every_studys_encoding(value, verdict):
     """The studies write holds as bool, yes/no or 'no data'; counting must read them all."""
-    from labelfree.summary import holds
-
     assert holds(value) is verdict
 
 
 def test_numbers_read_back_as_text_are_still_rounded():
-    from labelfree.summary import _fmt
-
     assert _fmt("-0.032299999999999995") == "-0.0323" and _fmt(0.123456) == "0.1235"
     assert _fmt("0.311 vs 0.227") == "0.311 vs 0.227" and _fmt(3) == "3"
 
@@ -82,8 +89,6 @@ def test_methods_file_is_written_even_when_no_zoo_was_scored(tmp_path):
     """The summary rule declares summary-methods.csv; a run whose zoos have no shifted set has no
     scorecard, so the file must still be written (header only) and the block has no
     which-method-when table (a prediction zoo of one clean set failed on a missing output)."""
-    from labelfree.summary import write
-
     paths = {"laf": checks(tmp_path, "laf", [("c1", 0.5, 0.4, True)])}
     write(paths, tmp_path / "s.csv", tmp_path / "s.md", {**META}, best={},
           methods_path=tmp_path / "m.csv")
@@ -95,8 +100,6 @@ def test_methods_file_is_written_even_when_no_zoo_was_scored(tmp_path):
 def test_methods_of_one_model_and_unscored_zoos(tmp_path):
     """Issue 18: a zoo of one model is in which-method-when with its estimator and no ranker
     (shown as not applicable, its Spearman as a dash); an unscored zoo's reason row is left out."""
-    from labelfree.summary import collect_methods
-
     one = tmp_path / "one.csv"
     pd.DataFrame({"shift": ["overall", "source (sanity)"], "estimator": ["ATC-MC", "DoC"],
                   "mae": [0.02, 0.0], "ranker": ["not applicable: one model"] * 2,

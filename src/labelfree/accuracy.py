@@ -1,7 +1,7 @@
 """Accuracy of a zoo on its test sets, read from the inference artefacts (rule accuracy_table).
 
 Kept apart from :mod:`labelfree.inference` so that the accuracy job imports neither torch nor
-the models: a job's interpreter start is most of its cost on small zoos (issue 22 item 4).
+the models: a job's interpreter start is most of its cost on small zoos.
 """
 
 from __future__ import annotations
@@ -11,6 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
+
+from labelfree import plots
+from labelfree.store import read_labels, read_logits
 
 
 class AccuracyError(ValueError):
@@ -29,10 +33,6 @@ def accuracy_long(
 
     Single-label sets: top-1 accuracy. Multi-hot labels: exact-match accuracy at logit 0.
     """
-    import pandas as pd
-
-    from labelfree.store import read_labels, read_logits
-
     rows = []
     for j, ts in enumerate(testsets):
         y = read_labels(label_paths[j])
@@ -89,8 +89,6 @@ def accuracy_wide(long: Any, metas: Sequence[dict[str, Any]] | None = None) -> A
 
     Leading columns ``model, arch, params, val_accuracy`` come from the models' meta.json.
     """
-    import pandas as pd
-
     models = list(dict.fromkeys(long["model"]))
     testsets = list(dict.fromkeys(long["testset"]))
     wide = long.pivot(index="model", columns="testset", values="accuracy")
@@ -111,8 +109,6 @@ def accuracy_wide(long: Any, metas: Sequence[dict[str, Any]] | None = None) -> A
 
 def accuracy_heatmap(wide: Any, testsets: Sequence[str], title: str = "") -> Any:
     """Heatmap figure of a wide accuracy table (models x test sets); returns the figure."""
-    from labelfree import plots
-
     values = wide[list(testsets)].to_numpy(dtype=float)
     width = min(3.0 + 0.12 * len(testsets), 22.0)
     height = min(1.2 + 0.18 * len(wide), 16.0)

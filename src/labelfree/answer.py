@@ -1,4 +1,4 @@
-"""One answer per zoo (ARCHITECTURE.md, "answer"; issue 14 item 3): which model is best, how
+"""One answer per zoo (docs/methods.md, "The answer"): which model is best, how
 accurate each is likely to be, and which inputs to label, from the zoo's inference artefacts.
 
 For every test set of the zoo:
@@ -17,15 +17,20 @@ to measure that model's accuracy.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
-from scipy.special import softmax as scipy_softmax
+import matplotlib
 
-from labelfree.methods import registry
-from labelfree.scorecard.core import ONE_MODEL
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from labelfree.methods import estimators, registry  # noqa: E402
+from labelfree.numerics import softmax  # noqa: E402
+from labelfree.scorecard.core import ONE_MODEL  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -35,11 +40,6 @@ class TestSet:
     name: str
     probs: np.ndarray
     labels: np.ndarray | None
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    """Softmax over the class axis (scipy.special's, max-shifted like every copy here)."""
-    return scipy_softmax(logits, axis=-1)
 
 
 def bootstrap_interval(correct_proxy: np.ndarray, n_boot: int, seed: int,
@@ -57,11 +57,17 @@ def bootstrap_interval(correct_proxy: np.ndarray, n_boot: int, seed: int,
 
 
 def atc_threshold(source_probs: np.ndarray, source_labels: np.ndarray) -> np.ndarray:
-    """Per-model ATC-MC threshold t: the share of source inputs with max-confidence above t
-    equals the source accuracy (Garg et al. 2022, Eq. 1)."""
+    """Per-model ATC-MC threshold t on the max-confidence of the labelled source set, the
+    registry's ATC-MC rule (:func:`labelfree.methods.estimators.atc_threshold`; Garg et al., ICLR
+    2022, as saurabhgarg1996/ATC_code@6f1e336 ``ATC_helper.py::find_ATC_threshold`` computes it):
+    ``t = sort(conf)[n_inc - 1]`` with ``n_inc`` the source errors, 0.0 for a model without a
+    source error; an input counts as correct when its confidence is ``>= t``."""
     conf = source_probs.max(axis=2)  # (M, Ns)
-    acc = (source_probs.argmax(axis=2) == source_labels[None]).mean(axis=1)
-    return np.array([np.quantile(conf[j], 1 - acc[j]) for j in range(len(acc))])
+    correct = source_probs.argmax(axis=2) == source_labels[None]
+    with warnings.catch_warnings():  # a perfect source model: t = 0.0, as ATC-MC in the scorecard
+        warnings.simplefilter("ignore")
+        return np.array([estimators.atc_threshold(conf[j], correct[j])
+                         for j in range(len(conf))])
 
 
 def answer_table(models: Sequence[str], sets: Sequence[TestSet], source: str | None,
@@ -80,7 +86,7 @@ def answer_table(models: Sequence[str], sets: Sequence[TestSet], source: str | N
         conf = s.probs.max(axis=2)
         if src is not None and src.labels is not None and s.name != src.name:
             t = atc_threshold(src.probs, src.labels)
-            proxy = (conf > t[:, None]).astype(float)
+            proxy = (conf >= t[:, None]).astype(float)
             method = "ATC-MC"
         else:
             proxy = conf
@@ -113,7 +119,7 @@ def _pct(v: float) -> str:
 
 
 def scorecard_summary(zoo: str, best: pd.DataFrame | None, note: str = "") -> str:
-    """One paragraph of the zoo's scorecard for its answer (issue 18 item 4): the best label-free
+    """One paragraph of the zoo's scorecard for its answer (docs/methods.md): the best label-free
     estimator (lowest MAE) and ranker (highest Spearman) over all shifted sets, then per kind of
     shift, from ``extra-<zoo>-best.csv`` (:func:`labelfree.scorecard.report.best_per_kind`). A
     zoo of one model names its best estimator and says ranking and model selection are not
@@ -194,11 +200,6 @@ def render(zoo: str, table: pd.DataFrame, plan: np.ndarray, plan_set: str, top_m
 
 def figure(table: pd.DataFrame):
     """Estimated (with interval) and true accuracy per model on the main test set, LaF order."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     first = table["testset"].iloc[0]
     main = table[table["testset"] == first].sort_values("laf_rank")
     x = np.arange(len(main))

@@ -1,24 +1,44 @@
-"""The ``labelfree`` command: rank, estimate and select on arrays, without the workflow (issue 14).
+"""The ``labelfree`` command: rank, estimate and select on arrays, without the workflow
+(docs/cli.md).
 
-Inputs are one file per model (``.npy``, ``.npz``, ``.csv``: N x K logits or probabilities), a
-folder of such files (sorted by name), or a prediction zoo folder as the workflow reads it (one
-file per model and test set, labels and features optional; docs/your-zoo.md section 2), of which
+Inputs are one file per model (``.npy``, ``.npz``, ``.csv``, ``.pt``: N x K logits,
+log-probabilities or probabilities), one (models, inputs, classes) tensor with its model names in
+a names file (``<stem>.models.txt`` or ``models.txt``), a folder of such files (sorted by name),
+or a prediction zoo folder as the workflow reads it (docs/your-zoo.md, section 2), of which
 ``--testset`` picks the test set. Every method is reached through
 :mod:`labelfree.methods.registry`. Bad input ends the command with exit status 2 and one line on
-stderr naming the file.
+stderr naming the file; a closed output pipe ends it quietly with status 141, as SIGPIPE would.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
-from collections.abc import Sequence
+import textwrap
+import threading
+from collections.abc import Iterator, Sequence
+from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from labelfree.joblog import progress
+from labelfree.methods.arrays import MethodInputError, accuracy
+from labelfree.methods.registry import (
+    REGISTRY,
+    Method,
+    accuracy_from_labels,
+    call,
+    methods,
+    missing,
+)
+from labelfree.numerics import softmax
+from labelfree.scorecard.core import NEEDS_TWO_MODELS
 from labelfree.zoo import predictions as PZ
 
 EXAMPLES = """examples:
@@ -27,16 +47,82 @@ EXAMPLES = """examples:
   labelfree rank preds/ --features feats/ --method Dispersion   # feats/<model>.npy, N x D
   labelfree select preds/ --budget 50 --csv > to_label.csv
   labelfree rank myzoo/ --testset shifted --source id   # a prediction zoo: predictions/<model>/
+  labelfree rank zoo.pt                         # one (models, inputs, classes) tensor + zoo.models.txt
+  labelfree rank preds/ --export zoo.npy        # ... and write preds/ as such a tensor
   labelfree estimate preds/ --labels labelled.csv   # accuracy from the labelled picks
   labelfree methods                             # what is registered, and what each needs
+
+Scores: higher = better. `rank` orders models by predicted accuracy (rank 1 = predicted best;
+each method's column is its score, higher = predicted more accurate); `estimate` prints
+estimated accuracies in [0, 1].
 """
 #: --input choices; `probs` is short for `probabilities`.
 INPUT_KINDS = {"auto": "auto", "probs": "probabilities", "probabilities": "probabilities",
                "logits": "logits"}
+#: What each command's numbers mean, said under its output (stderr).
+DIRECTION = {
+    "rank": "higher score = predicted more accurate; rank 1 = predicted best",
+    "estimate": "estimates are accuracies in [0, 1]; higher = better",
+}
+#: What each selector picks on, said under its picks (stderr).
+SELECT_BASIS = {"PACE": "on the zoo's mean probabilities (N x K)",
+                "CES": "on the zoo's mean probabilities (N x K)",
+                "SDS": "on the models' predicted classes", "SRS": "uniformly at random"}
+#: The label that marks an input as unlabelled in ``estimate --labels`` (an empty csv cell too).
+UNLABELLED = -1
+#: Width of the `labelfree methods` table.
+WIDTH = 100
+#: Exit status after the reader of stdout went away (128 + SIGPIPE).
+EXIT_PIPE = 141
 
 
 class InputError(Exception):
     """Bad input; the message names the file (and the model)."""
+
+
+# --------------------------------------------------------------------------------- progress
+
+
+def _tty() -> bool:
+    """Progress is drawn only where a person watches: stderr a terminal."""
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _bar(iterable: Sequence[Any], desc: str, unit: str) -> Any:
+    """A progress bar on stderr over ``iterable``, off when stderr is not a terminal."""
+    return progress(iterable, desc=desc, unit=unit, total=len(iterable), mininterval=0.5,
+                    disable=not _tty())
+
+
+@contextlib.contextmanager
+def _elapsed(desc: str) -> Iterator[None]:
+    """The time spent so far in one long call (a selection), redrawn twice a second on
+    stderr while it runs; nothing when stderr is not a terminal."""
+    if not _tty():
+        yield
+        return
+    bar = progress(desc=desc, bar_format="{desc}: {elapsed}", mininterval=0.5)
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.wait(0.5):
+            bar.refresh()
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        bar.close()
+
+
+def _note(text: str) -> None:
+    print(f"labelfree: {text}", file=sys.stderr)
 
 
 # --------------------------------------------------------------------------------- loading
@@ -52,7 +138,7 @@ def model_files(paths: Sequence[str]) -> list[Path]:
             files = sorted(f for f in p.iterdir() if f.suffix.lower() in PZ.EXTENSIONS
                            and f.is_file() and not f.name.startswith("."))
             if not files:
-                raise InputError(f"{p}: folder holds no .npy, .npz or .csv file")
+                raise InputError(f"{p}: folder holds no .npy, .npz, .csv or .pt file")
             out += files
         elif p.exists():
             out.append(p)
@@ -62,44 +148,54 @@ def model_files(paths: Sequence[str]) -> list[Path]:
 
 
 def load_zoo(paths: Sequence[str], kind: str = "auto", tol: float = PZ.SUM_TOL,
-             what: str = "model") -> tuple[list[str], np.ndarray, np.ndarray | None]:
-    """Model names (file stems), probabilities (M, N, K) and logits (None unless every file
-    holds logits) from files/folders, each file read and checked by
-    :func:`labelfree.zoo.predictions.read_matrix` and :func:`~labelfree.zoo.predictions.classify`
-    and all together by :func:`~labelfree.zoo.predictions.check_shapes`; every problem in one
-    InputError, each naming file and model."""
+             ) -> tuple[list[str], np.ndarray, np.ndarray | None]:
+    """Model names, probabilities (M, N, K) and logits (None unless every model's are logits)
+    from files/folders: each file read by :func:`labelfree.zoo.predictions.read_models` (an
+    (N, K) file is one model named by its stem, a tensor one model per name), each model
+    checked by :func:`~labelfree.zoo.predictions.classify`, all together by
+    :func:`~labelfree.zoo.predictions.check_shapes`; two files for one name are refused. Every
+    problem in one InputError, each naming file and model."""
     files = model_files(paths)
-    names = [f.stem for f in files]
-    if len(set(names)) != len(names):
-        names = [str(f) for f in files]
     kind = INPUT_KINDS[kind]
     problems: list[str] = []
     arrays: dict[str, tuple[np.ndarray, str]] = {}
-    for name, f in zip(names, files, strict=True):
+    owner: dict[str, Path] = {}
+    for f in _bar(files, "reading", "file"):
         try:
-            arr, declared = PZ.read_matrix(f)
-            arrays[name] = (arr, PZ.classify(arr, declared, kind, str(f), tol))
+            models = PZ.read_models(f)
         except PZ.PredictionZooError as exc:
-            problems.append(PZ.with_model(str(exc), name))
+            problems.append(str(exc))
+            continue
+        for name, arr, declared in models:
+            if name in owner:
+                problems.append(f"{f}: model {name!r} comes from {owner[name]} too: two files "
+                                "for one model name (the name is the file's stem); keep one")
+                continue
+            owner[name] = f
+            try:
+                arrays[name] = (arr, PZ.classify(arr, declared, kind, f"{f}: model {name!r}",
+                                                 tol))
+            except PZ.PredictionZooError as exc:
+                problems.append(str(exc))
     _, _, off = PZ.check_shapes({(n, ""): a.shape for n, (a, _) in arrays.items()},
-                                {(n, ""): str(f) for n, f in zip(names, files, strict=True)}, [""])
+                                {(n, ""): str(owner[n]) for n in arrays}, [""])
     problems += off
     if problems:
         head = f"{len(problems)} problems: " if len(problems) > 1 else ""
         raise InputError(head + "; ".join(problems))
-    return names, *_stack(list(arrays.values()))
+    return list(arrays), *_stack(list(arrays.values()))
 
 
 def _stack(arrays: Sequence[tuple[np.ndarray, str]]) -> tuple[np.ndarray, np.ndarray | None]:
     """Probabilities (M, N, K) and logits (None unless every model's are logits) of checked
-    (matrix, kind) pairs: logits through softmax, probabilities renormalised."""
+    (matrix, kind) pairs: logits (``-inf`` floored, :func:`labelfree.zoo.predictions.
+    finite_logits`) through softmax, probabilities renormalised."""
     probs, logits = [], []
     for arr, k in arrays:
         if k == "logits":
-            from labelfree.methods import softmax
-
-            probs.append(softmax(arr))
-            logits.append(arr)
+            z = PZ.finite_logits(arr)
+            probs.append(softmax(z))
+            logits.append(z)
         else:
             probs.append(arr / arr.sum(axis=1, keepdims=True))
             logits.append(None)
@@ -107,8 +203,34 @@ def _stack(arrays: Sequence[tuple[np.ndarray, str]]) -> tuple[np.ndarray, np.nda
     return np.stack(probs), lg
 
 
+def export(path: str, names: Sequence[str], P: np.ndarray, logits: np.ndarray | None) -> None:
+    """Write the models read as one (models, inputs, classes) tensor (logits when every model
+    gave logits, else probabilities) to ``path`` (.npy; .npz under the key ``logits`` or
+    ``probs``; .pt) and their names, one per line, to ``<stem>.models.txt`` beside it: the
+    layout :func:`labelfree.zoo.predictions.read_models` reads back."""
+    p = Path(path)
+    data, key = (logits, "logits") if logits is not None else (P, "probs")
+    suffix = p.suffix.lower()
+    if suffix not in PZ.TENSOR_EXTENSIONS:
+        raise InputError(f"--export {p}: use a .npy, .npz or .pt file name")
+    try:
+        if suffix == ".npy":
+            np.save(p, data)
+        elif suffix == ".npz":
+            np.savez(p, **{key: data})
+        else:
+            import torch  # deferred: torch only for a .pt export (about 1 s to import)
+
+            torch.save(torch.from_numpy(np.ascontiguousarray(data)), p)
+        side = p.with_suffix(PZ.NAMES_SUFFIX)
+        side.write_text("".join(f"{n}\n" for n in names))
+    except OSError as exc:
+        raise InputError(f"--export {p}: cannot write ({exc})") from None
+    _note(f"wrote {key} {data.shape} to {p}, model names to {side}")
+
+
 # A prediction zoo folder (labelfree.zoo.predictions.scan, the workflow's reader): one file per
-# model and test set; the command works on one test set of it, `--testset`.
+# model and test set, or one tensor per test set; the command works on one test set of it.
 
 
 def zoo_root(paths: Sequence[str]) -> Path | None:
@@ -144,8 +266,8 @@ def scan_zoo(root: Path, args: argparse.Namespace) -> tuple[PZ.PredictionZoo, st
 
 def zoo_arrays(zoo: PZ.PredictionZoo, testset: str) -> tuple[np.ndarray, np.ndarray | None]:
     """Probabilities and logits of every model of a scanned zoo on ``testset``."""
-    return _stack([(PZ.read_matrix(zoo.prediction_file(m, testset))[0], zoo.kind[m])
-                   for m in zoo.models])
+    return _stack([(PZ.read_model_matrix(zoo.prediction_file(m, testset), m)[0], zoo.kind[m])
+                   for m in _bar(zoo.models, "reading", "model")])
 
 
 def zoo_features(zoo: PZ.PredictionZoo, testset: str, layer: str | None) -> list[np.ndarray] | None:
@@ -165,7 +287,7 @@ def zoo_features(zoo: PZ.PredictionZoo, testset: str, layer: str | None) -> list
 
 class Loaded:
     """What a command works on: model names, probabilities (M, N, K), logits or None, and, for a
-    prediction zoo, the zoo and its test set."""
+    prediction zoo, the zoo and its test set. ``--export`` writes it as one tensor."""
 
     def __init__(self, args: argparse.Namespace) -> None:
         root = zoo_root(args.models)
@@ -180,6 +302,8 @@ class Loaded:
             self.zoo, self.testset = scan_zoo(root, args)
             self.names = list(self.zoo.models)
             self.P, self.logits = zoo_arrays(self.zoo, self.testset)
+        if getattr(args, "export", None):
+            export(args.export, self.names, self.P, self.logits)
 
     @property
     def labels(self) -> np.ndarray | None:
@@ -195,7 +319,7 @@ def load_features(folder: str, names: Sequence[str], rows: int) -> list[np.ndarr
         raise InputError(f"{d}: no such folder (features: <folder>/<model>.npy, N x D)")
     out, problems = [], []
     for name in names:
-        f = d / f"{Path(name).stem}.npy"
+        f = d / f"{name}.npy"
         if not f.is_file():
             problems.append(f"{f}: model {name!r} has no features file")
             continue
@@ -209,20 +333,15 @@ def load_features(folder: str, names: Sequence[str], rows: int) -> list[np.ndarr
 
 
 def load_labels(path: str, n: int, K: int) -> tuple[np.ndarray, np.ndarray]:
-    """(indices, labels) of labelled picks: a csv of ``index,label`` rows or an (N,) array with
-    a negative value for unlabelled inputs (read by labelfree.zoo.predictions.read_label_array)."""
+    """(indices, labels) of labelled picks: a csv with columns ``index`` and ``label`` (other
+    columns ignored) or an (N,) array (read by labelfree.zoo.predictions.read_label_array).
+    ``-1`` (:data:`UNLABELLED`) or an empty cell marks an unlabelled input; any other negative
+    label is refused."""
     p = Path(path)
     if not p.exists():
         raise InputError(f"{p}: no such file")
     if p.suffix.lower() == ".csv" and _has_header(p):
-        try:
-            df = pd.read_csv(p)
-        except Exception as exc:
-            raise InputError(f"{p}: cannot be read ({exc})") from None
-        cols = {c.lower(): c for c in df.columns}
-        if "index" not in cols or "label" not in cols:
-            raise InputError(f"{p}: expected columns 'index' and 'label'")
-        idx, y = df[cols["index"]].to_numpy(), df[cols["label"]].to_numpy()
+        idx, y = _label_columns(p)
     else:
         try:
             y = PZ.read_label_array(p)
@@ -236,38 +355,80 @@ def load_labels(path: str, n: int, K: int) -> tuple[np.ndarray, np.ndarray]:
         idx = np.asarray(idx, dtype=np.float64)
     except (TypeError, ValueError):
         raise InputError(f"{p}: indices and labels must be integers") from None
-    keep = np.isfinite(y) & (y >= 0)
+    keep = ~(np.isnan(y) | (y == UNLABELLED))
     idx, y = idx[keep], y[keep]
-    if np.any(np.round(y) != y) or np.any(np.round(idx) != idx):
+    _check_picks(p, idx, y, n, K)
+    return idx.astype(np.int64), y.astype(np.int64)
+
+
+def _label_columns(p: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The ``index`` and ``label`` columns of a labelled-picks csv (names in any case)."""
+    try:
+        df = pd.read_csv(p)
+    except Exception as exc:  # noqa: BLE001 - any pandas failure: name the file
+        raise InputError(f"{p}: cannot be read ({exc})") from None
+    cols = {str(c).lower(): c for c in df.columns}
+    if "index" not in cols or "label" not in cols:
+        raise InputError(f"{p}: expected columns 'index' and 'label'")
+    return df[cols["index"]].to_numpy(), df[cols["label"]].to_numpy()
+
+
+def _check_picks(p: Path, idx: np.ndarray, y: np.ndarray, n: int, K: int) -> None:
+    """Labelled picks: integer indices in [0, N), each once; integer labels in [0, K)."""
+    if not (np.isfinite(y).all() and np.isfinite(idx).all()) \
+            or np.any(np.round(y) != y) or np.any(np.round(idx) != idx):
         raise InputError(f"{p}: indices and labels must be integers")
     if y.size == 0:
         raise InputError(f"{p}: no labelled input")
+    if y.min() < 0:
+        i = int(np.flatnonzero(y < 0)[0])
+        raise InputError(f"{p}: label {int(y[i])} at input {int(idx[i])}: labels are class ids "
+                         f"0..{K - 1}; {UNLABELLED} (or an empty csv cell) marks an unlabelled "
+                         "input")
     if y.max() >= K:
         raise InputError(f"{p}: label {int(y.max())} outside 0..{K - 1}")
     if idx.min() < 0 or idx.max() >= n:
         raise InputError(f"{p}: index {int(idx.max())} outside 0..{n - 1}")
     if len(np.unique(idx)) != len(idx):
         raise InputError(f"{p}: an input index appears twice")
-    return idx.astype(np.int64), y.astype(np.int64)
 
 
 def _has_header(p: Path) -> bool:
     with open(p) as fh:
-        return not all(PZ._is_number(x) for x in fh.readline().split(","))
+        return not all(PZ._is_number(x.strip()) for x in fh.readline().split(","))
 
 
 # ---------------------------------------------------------------------------------- output
 
 
-def emit(df: pd.DataFrame, fmt: str, out=None) -> None:
-    out = out or sys.stdout
+def render(df: pd.DataFrame, fmt: str) -> str:
+    """The table as the command prints it: csv, json records, or aligned text."""
     if fmt == "csv":
-        df.to_csv(out, index=False)
-    elif fmt == "json":
-        json.dump(json.loads(df.to_json(orient="records")), out, indent=1)
-        out.write("\n")
-    else:
-        out.write(df.to_string(index=False, float_format=lambda v: f"{v:.4f}") + "\n")
+        return df.to_csv(index=False)
+    if fmt == "json":
+        return json.dumps(json.loads(df.to_json(orient="records")), indent=1) + "\n"
+    return df.to_string(index=False, float_format=lambda v: f"{v:.4f}") + "\n"
+
+
+def render_methods(df: pd.DataFrame, width: int = WIDTH) -> str:
+    """The `labelfree methods` table in ``width`` columns: kind, name, study and needs aligned,
+    each method's source wrapped in the columns left (csv and json keep it on one line)."""
+    cols = ["kind", "name", "study", "needs"]
+    widths = [max(len(c), *(len(str(v)) for v in df[c])) + 2 for c in cols]
+    left = sum(widths)
+    room = max(width - left, 30)
+    pad = " " * (left if left + room <= width else width - room)
+    lines = ["".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)) + "source"]
+    for row in df.itertuples(index=False):
+        head = "".join(str(getattr(row, c)).ljust(w) for c, w in zip(cols, widths, strict=True))
+        wrapped = textwrap.wrap(str(row.source), room) or [""]
+        if len(head) + len(wrapped[0]) > width:
+            lines.append(head.rstrip())
+            lines += [pad + w for w in wrapped]
+        else:
+            lines.append(head + wrapped[0])
+            lines += [pad + w for w in wrapped[1:]]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
 # ------------------------------------------------------------------------------- commands
@@ -287,9 +448,11 @@ def _ctx(args: argparse.Namespace, z: Loaded) -> dict:
     if getattr(args, "source", None):
         if not args.source_labels:
             raise InputError("--source needs --source-labels")
-        sn, Ps, _ = load_zoo(args.source, args.input, args.tol, what="source model")
-        if len(sn) != len(names):
-            raise InputError(f"--source has {len(sn)} models but the zoo has {len(names)}")
+        sn, Ps, _ = load_zoo(args.source, args.input, args.tol)
+        if sorted(sn) != sorted(names):
+            raise InputError(f"--source has models {sn} but the zoo has {list(names)}: each "
+                             "model needs its source file under the same name")
+        Ps = Ps[[sn.index(n) for n in names]]  # the zoo's model order
         if Ps.shape[2] != P.shape[2]:
             raise InputError(f"{args.source[0]}: {Ps.shape[2]} classes, the zoo has {P.shape[2]}")
         try:
@@ -335,59 +498,107 @@ def _zoo_ctx(args: argparse.Namespace, z: Loaded, ctx: dict) -> dict:
     return ctx
 
 
-def _run(kind: str, wanted: list[str] | None, P, ctx) -> tuple[pd.DataFrame, list[str]]:
-    from labelfree.methods import call, methods, missing
+#: The options that give a method what it lacks (``missing``): model files, prediction zoo;
+#: in the order they are said.
+FLAGS = {"source_probs": "--source", "source_labels": "--source-labels",
+         "features": "--features", "source_features": "--source-features",
+         "logits": "logits (--input logits)"}
+ZOO_FLAGS = {"source_probs": "--source NAME of a labelled test set",
+             "source_labels": "--source NAME of a labelled test set",
+             "features": "--layer (features/<model>/<testset>.<layer>.npy)",
+             "source_features": "features on the --source test set",
+             "logits": "logits (--input logits)"}
 
-    cols, skipped = {}, []
+
+def _needs(lack: Sequence[str], zoo: bool) -> str:
+    """``lack`` (context keys) as the options that would give them, each once."""
+    flags = ZOO_FLAGS if zoo else FLAGS
+    order = sorted(lack, key=lambda k: list(FLAGS).index(k) if k in FLAGS else len(FLAGS))
+    said = list(dict.fromkeys(flags.get(k, k) for k in order))
+    return "needs " + (" and ".join(said) if len(said) < 3 else
+                       ", ".join(said[:-1]) + " and " + said[-1])
+
+
+def pick_methods(kind: str, wanted: Sequence[str] | None) -> list[Method]:
+    """The registered methods of ``kind``, or those named in ``wanted`` (any case, in order)."""
     ms = methods(kind)
-    if wanted:
-        known = {m.name for m in ms}
-        for w in wanted:
-            if w not in known:
-                raise InputError(f"--method {w}: no {kind} method of that name "
-                                 f"(known: {', '.join(sorted(known))})")
-        ms = [m for m in ms if m.name in wanted]
-    for m in ms:
-        if kind == "rank" and ("estimate", m.name) in _registry() and not wanted:
+    if not wanted:
+        return ms
+    by_name = {m.name.lower(): m for m in ms}
+    out: list[Method] = []
+    for w in wanted:
+        m = by_name.get(w.lower())
+        if m is None:
+            raise InputError(f"--method {w}: no {kind} method of that name "
+                             f"(known: {', '.join(sorted(m.name for m in ms))})")
+        if m not in out:
+            out.append(m)
+    return out
+
+
+def _skip_reason(kind: str, m: Method, P: np.ndarray, ctx: dict, zoo: bool,
+                 asked: bool) -> str:
+    """Why ``m`` does not run here ("" if it runs): one model, a missing input, its cost."""
+    if P.shape[0] < 2 and m.name in NEEDS_TWO_MODELS:
+        return "needs two or more models: it reads agreement between models"
+    lack = missing(m, ctx)
+    if lack:
+        return _needs(lack, zoo)
+    if m.name in ("COT", "COTT") and P.shape[1] > 3000 and not asked:
+        return "n > 3000: exact transport, seconds per model; ask for it with --method"
+    return ""
+
+
+def _run(kind: str, wanted: list[str] | None, P: np.ndarray, ctx: dict,
+         zoo: bool = False) -> tuple[pd.DataFrame, list[str]]:
+    """Every method of ``kind`` that can run (or those asked for), as columns, and the skipped
+    ones with why. A method that refuses the input is skipped, unless it was asked for."""
+    cols, skipped, todo = {}, [], []
+    for m in pick_methods(kind, wanted):
+        if kind == "rank" and ("estimate", m.name) in REGISTRY and not wanted:
             continue  # estimators are listed by `labelfree estimate`
-        lack = missing(m, ctx)
-        if lack:
-            skipped.append(f"{m.name} (needs {', '.join(lack)})")
-            continue
-        if m.name in ("COT", "COTT") and P.shape[1] > 3000 and not wanted:
-            skipped.append(f"{m.name} (n > 3000: exact transport, seconds per model; "
-                           "ask for it with --method)")
-            continue
-        cols[m.name] = call(kind, m.name, P, **ctx)
+        why = _skip_reason(kind, m, P, ctx, zoo, bool(wanted))
+        if why:
+            skipped.append(f"{m.name} ({why})")
+        else:
+            todo.append(m)
+    for m in _bar(todo, kind, "method"):
+        try:
+            cols[m.name] = call(kind, m.name, P, **ctx)
+        except MethodInputError as exc:
+            if wanted:
+                raise
+            skipped.append(f"{m.name} ({exc})")
     return pd.DataFrame(cols), skipped
-
-
-def _registry():
-    from labelfree.methods import REGISTRY
-
-    return REGISTRY
 
 
 def _with_truth(df: pd.DataFrame, z: Loaded) -> pd.DataFrame:
     """A prediction zoo's test set with labels: each model's true accuracy, as a last column."""
     y = z.labels
     if y is not None:
-        from labelfree.methods import accuracy
-
         df["true_accuracy"] = accuracy(z.P, y)
     return df
+
+
+def _skipped(skipped: list[str]) -> None:
+    if skipped:
+        _note("skipped " + "; ".join(skipped))
 
 
 def cmd_rank(args: argparse.Namespace) -> pd.DataFrame:
     z = Loaded(args)
     names, P = z.names, z.P
-    df, skipped = _run("rank", args.method, P, _ctx(args, z))
+    if len(names) < 2:
+        raise InputError(f"one model ({names[0]!r}): nothing to rank; `labelfree estimate` "
+                         "estimates its accuracy")
+    df, skipped = _run("rank", args.method, P, _ctx(args, z), z.zoo is not None)
     if df.empty:
         raise InputError("no ranking method could run: " + "; ".join(skipped))
     first = "LaF" if "LaF" in df else df.columns[0]
     df.insert(0, "model", names)
     df.insert(1, f"rank_{first}", df[first].rank(ascending=False, method="min").astype(int))
-    _note(skipped)
+    _skipped(skipped)
+    _note(f"{DIRECTION['rank']} (rank_{first}: by {first})")
     return _with_truth(df, z).sort_values(f"rank_{first}", kind="stable")
 
 
@@ -395,137 +606,168 @@ def cmd_estimate(args: argparse.Namespace) -> pd.DataFrame:
     z = Loaded(args)
     names, P = z.names, z.P
     if args.labels:
-        from labelfree.methods import accuracy_from_labels
-
         idx, y = load_labels(args.labels, P.shape[1], P.shape[2])
         acc = accuracy_from_labels(P, idx, y)
         se = np.sqrt(acc * (1 - acc) / len(idx))
+        _note(f"accuracy on the {len(idx)} labelled inputs; higher = better")
         return pd.DataFrame({"model": names, "accuracy": acc, "std_error": se,
                              "labels": len(idx)})
-    df, skipped = _run("estimate", args.method, P, _ctx(args, z))
+    df, skipped = _run("estimate", args.method, P, _ctx(args, z), z.zoo is not None)
     if df.empty:
         raise InputError("no estimator could run: " + "; ".join(skipped))
     df.insert(0, "model", names)
-    _note(skipped)
+    _skipped(skipped)
+    _note(DIRECTION["estimate"])
     return _with_truth(df, z)
 
 
 def cmd_select(args: argparse.Namespace) -> pd.DataFrame:
-    from labelfree.methods import call
-
     P = Loaded(args).P
+    method = pick_methods("select", [args.method])[0]
     if not 1 <= args.budget <= P.shape[1]:
         raise InputError(f"--budget {args.budget}: must lie in 1..{P.shape[1]} (the inputs)")
-    idx = call("select", args.method, P, args.budget, args.seed)
+    with _elapsed(f"select {method.name}"):
+        idx = call("select", method.name, P, args.budget, args.seed)
+    basis = SELECT_BASIS.get(method.name, "on the predictions")
+    _note(f"{method.name} picked {len(idx)} of {P.shape[1]} inputs {basis}; label them (a "
+          "'label' column) and run `labelfree estimate MODELS --labels FILE`")
     return pd.DataFrame({"order": np.arange(len(idx)), "index": np.asarray(idx, dtype=np.int64)})
 
 
 def cmd_methods(args: argparse.Namespace) -> pd.DataFrame:
-    from labelfree.methods import methods
-
     return pd.DataFrame([dict(kind=m.kind, name=m.name, study=m.study,
                               needs=",".join(sorted(m.needs)) or "-", source=m.cite)
                          for m in methods()])
 
 
-def _note(skipped: list[str]) -> None:
-    if skipped:
-        print("labelfree: skipped " + "; ".join(skipped), file=sys.stderr)
-
-
 # --------------------------------------------------------------------------------- parser
 
 
+def version() -> str:
+    try:
+        return metadata.version("labelfree")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def _common(sp: argparse.ArgumentParser, zoo: bool = True) -> None:
+    """Options every command has: what to read (not `methods`) and the output format."""
+    if zoo:
+        sp.add_argument("models", nargs="+", metavar="MODELS",
+                        help="model files (.npy/.npz/.csv/.pt, N x K each) or folders of them; "
+                             "or one (models, inputs, classes) tensor with its names in "
+                             "<stem>.models.txt; or one prediction zoo folder "
+                             "(predictions/<model>/<testset>.npy)")
+        sp.add_argument("--testset", metavar="NAME",
+                        help="a prediction zoo's test set to work on (default: its only one)")
+        sp.add_argument("--input", choices=tuple(INPUT_KINDS), default="auto",
+                        help="what the arrays hold (auto: probabilities if rows are "
+                             "non-negative and sum to 1, else logits or log-probabilities; an "
+                             "npz's 'logits'/'probs' key says it for its file)")
+        sp.add_argument("--tol", type=float, default=PZ.SUM_TOL,
+                        help=f"tolerance of the row sums of probabilities (default "
+                             f"{PZ.SUM_TOL})")
+        sp.add_argument("--export", metavar="PATH",
+                        help="also write the predictions read as one (models, inputs, classes) "
+                             "tensor to PATH (.npy, .npz or .pt) and the model names to "
+                             "<stem>.models.txt beside it")
+    fmt = sp.add_mutually_exclusive_group()
+    fmt.add_argument("--csv", dest="fmt", action="store_const", const="csv",
+                     help="CSV output (default: an aligned table)")
+    fmt.add_argument("--json", dest="fmt", action="store_const", const="json",
+                     help="JSON output, one record per row")
+    sp.set_defaults(fmt="table")
+
+
+def _source(sp: argparse.ArgumentParser) -> None:
+    """Options that give methods more than the predictions: a labelled source set, features."""
+    sp.add_argument("--source", nargs="+", metavar="PATH",
+                    help="the same models on a labelled in-distribution set (for ATC, DoC, "
+                         "COT, ALine); with a prediction zoo, the name of its labelled test "
+                         "set")
+    sp.add_argument("--source-labels", metavar="FILE",
+                    help="labels of the --source set (.npy or one-column csv, one per input)")
+    sp.add_argument("--features", metavar="DIR",
+                    help="per-model features DIR/<model>.npy, N x D (for Dispersion, FD)")
+    sp.add_argument("--source-features", metavar="DIR",
+                    help="per-model features on the --source set (for FD)")
+    sp.add_argument("--layer", metavar="NAME",
+                    help="a prediction zoo's features layer (features/<model>/<testset>."
+                         "<layer>.npy; default: the one layer every model has)")
+    sp.add_argument("--method", action="append", metavar="NAME",
+                    help="run only this method (repeatable; any case; `labelfree methods` "
+                         "lists them)")
+
+
 def parser() -> argparse.ArgumentParser:
+    raw = argparse.RawDescriptionHelpFormatter
     p = argparse.ArgumentParser(
-        prog="labelfree", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="labelfree", formatter_class=raw,
         description="Rank models, estimate their accuracy and choose inputs to label, from "
                     "arrays of predictions (one N x K file of logits or probabilities per model).",
         epilog=EXAMPLES)
-    sub = p.add_subparsers(dest="command", required=True)
-
-    def common(sp: argparse.ArgumentParser, zoo: bool = True) -> None:
-        if zoo:
-            sp.add_argument("models", nargs="+",
-                            help="model files (.npy/.npz/.csv) or folders of them, or one "
-                                 "prediction zoo folder (predictions/<model>/<testset>.npy)")
-            sp.add_argument("--testset", metavar="NAME",
-                            help="a prediction zoo's test set to work on (default: its only one)")
-            sp.add_argument("--input", choices=tuple(INPUT_KINDS), default="auto",
-                            help="what the arrays hold (auto: probabilities if rows are "
-                                 "non-negative and sum to 1; an npz's 'logits'/'probs' key "
-                                 "says it for its file)")
-            sp.add_argument("--tol", type=float, default=PZ.SUM_TOL,
-                            help=f"tolerance of the row sums of probabilities (default "
-                                 f"{PZ.SUM_TOL})")
-        fmt = sp.add_mutually_exclusive_group()
-        fmt.add_argument("--csv", dest="fmt", action="store_const", const="csv", help="CSV output")
-        fmt.add_argument("--json", dest="fmt", action="store_const", const="json",
-                         help="JSON output")
-        sp.set_defaults(fmt="table")
-
-    def source(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--source", nargs="+", metavar="PATH",
-                        help="the same models on a labelled in-distribution set (for ATC, DoC, "
-                             "COT, ALine); with a prediction zoo, the name of its labelled test "
-                             "set")
-        sp.add_argument("--source-labels", metavar="FILE",
-                        help="labels of the --source set (.npy or one-column csv, one per input)")
-        sp.add_argument("--features", metavar="DIR",
-                        help="per-model features DIR/<model>.npy, N x D (for Dispersion, FD)")
-        sp.add_argument("--source-features", metavar="DIR",
-                        help="per-model features on the --source set (for FD)")
-        sp.add_argument("--layer", metavar="NAME",
-                        help="a prediction zoo's features layer (features/<model>/<testset>."
-                             "<layer>.npy; default: the one layer every model has)")
-        sp.add_argument("--method", action="append", help="run only this method (repeatable)")
-
-    r = sub.add_parser("rank", help="rank models without labels (LaF and baselines)",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
+    p.add_argument("--version", action="version", version=f"labelfree {version()}",
+                   help="print the version and exit")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    r = sub.add_parser("rank", formatter_class=raw,
+                       help="rank models without labels (LaF and baselines; higher = better)",
+                       description="Rank models without labels. Each method's column is its "
+                                   f"score: {DIRECTION['rank']}.",
                        epilog="example:\n  labelfree rank preds/ --json")
-    common(r)
-    source(r)
+    _common(r)
+    _source(r)
     r.set_defaults(func=cmd_rank)
-    e = sub.add_parser("estimate", help="estimate accuracy without labels, or from labelled picks",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
+    e = sub.add_parser("estimate", formatter_class=raw,
+                       help="estimate accuracy without labels, or from labelled picks",
+                       description=f"Estimate each model's accuracy: {DIRECTION['estimate']}.",
                        epilog="examples:\n  labelfree estimate preds/\n"
                               "  labelfree estimate preds/ --labels picks.csv   "
                               "# csv columns index,label")
-    common(e)
-    source(e)
+    _common(e)
+    _source(e)
     e.add_argument("--labels", metavar="FILE",
-                   help="labelled picks: csv 'index,label' or an (N,) array with -1 = unlabelled")
+                   help=f"labelled picks: csv 'index,label' or an (N,) array; {UNLABELLED} (or "
+                        "an empty csv cell) = unlabelled, other negative labels are refused")
     e.set_defaults(func=cmd_estimate)
     s = sub.add_parser("select", help="which inputs to label (PACE by default)",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       formatter_class=raw,
                        epilog="example:\n  labelfree select preds/ --budget 50 --csv > picks.csv")
-    common(s)
+    _common(s)
     s.add_argument("--budget", type=int, required=True, help="number of inputs to label")
-    s.add_argument("--method", default="PACE", help="PACE (default), CES, SDS or SRS")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--method", default="PACE", metavar="NAME",
+                   help="PACE (default), CES, SDS or SRS (any case)")
+    s.add_argument("--seed", type=int, default=0,
+                   help="random seed of the selection (default 0); the same seed gives the "
+                        "same picks")
     s.set_defaults(func=cmd_select)
     m = sub.add_parser("methods", help="list the registered methods")
-    common(m, zoo=False)
+    _common(m, zoo=False)
     m.set_defaults(func=cmd_methods)
     return p
+
+
+def _write(text: str) -> int:
+    """Write the output; a reader that went away (``| head``) ends the command quietly."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # the interpreter flushes stdout again at exit: point it at /dev/null first
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         df = args.func(args)
-    except InputError as exc:
+    except (InputError, MethodInputError) as exc:
         print(f"labelfree: error: {exc}", file=sys.stderr)
         return 2
-    except Exception as exc:  # method-level validation errors carry their own message
-        from labelfree.methods import MethodInputError
-
-        if isinstance(exc, MethodInputError):
-            print(f"labelfree: error: {exc}", file=sys.stderr)
-            return 2
-        raise
-    emit(df, args.fmt)
-    return 0
+    if args.command == "methods" and args.fmt == "table":
+        return _write(render_methods(df))
+    return _write(render(df, args.fmt))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Batched, device-aware inference with feature hooks: the one forward-pass path (issue 2).
+"""Batched, device-aware inference with feature hooks: the one forward-pass path.
 
 Every study that needs model outputs either reads the artefacts written by :func:`infer_group`
 (``results/infer/{zoo}/{model}/{group}.npz``, one file per model and test-set group, read one
@@ -11,7 +11,7 @@ test set at a time through labelfree.store) or calls :func:`predict` on inputs i
   classifier head), captured with forward hooks (labelfree.zoo.arch.feature_points).
 - Speed: each batch is converted from uint8 on the device (only bytes cross the bus) by one
   cast-and-transpose copy into a reused buffer, scaled in place; outputs are written into
-  preallocated arrays (bench/inference_vs_bare.py compares the whole path with a bare loop on
+  preallocated arrays (docs/zoo.md, "Measurements", compares the whole path with a bare loop on
   ready tensors).
 """
 
@@ -30,9 +30,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from labelfree.device import resolve_device
 from labelfree.joblog import progress
 from labelfree.store import ImageSet, read_image_set, write_inference
 from labelfree.zoo.arch import FEATURES, MLP, CNNTiny, LeNet, ResNet, feature_points
+from labelfree.zoo.evalspec import is_eval_spec
+from labelfree.zoo.io import load_model
 from labelfree.zoo.preprocess import FUSED_KINDS, preprocess, standard_nchw
 
 log = logging.getLogger(__name__)
@@ -58,8 +61,7 @@ def retain_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 25
     With glibc's defaults, blocks above a (moving) size threshold are mapped and unmapped
     anew, and the heap is trimmed whenever enough of its top is free; a forward pass that
     allocates a new output among its activations then faults the same memory back in at
-    every batch (tests/inference/test_bare_loop.py counts the faults; a bare loop in the same
-    process is slower too). Blocks up to ``mmap_threshold`` come from the heap and at most
+    every batch (a bare loop in the same process is slower too). Blocks up to ``mmap_threshold`` come from the heap and at most
     ``trim_threshold`` bytes of free heap top stay mapped. Process-wide; the inference job
     calls it (workflow/scripts/inference_run.py). Returns False where there is no glibc
     ``mallopt`` (macOS, Windows), True when both settings were taken.
@@ -72,22 +74,6 @@ def retain_freed_memory(mmap_threshold: int = 32 << 20, trim_threshold: int = 25
     return bool(mallopt(m_mmap_threshold, mmap_threshold)) and bool(
         mallopt(m_trim_threshold, trim_threshold)
     )
-
-
-def resolve_device(device: str | torch.device = "auto", key: str = "inference.device") -> torch.device:
-    """``auto`` -> ``cuda`` when available, else ``cpu``; ``cuda`` without a GPU is an error.
-
-    ``key`` is the config key the value came from, named in errors (training passes
-    ``zoos.<zoo>.train_device``)."""
-    if isinstance(device, torch.device):
-        return device
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise InferenceError(f"{key}={device!r} but no CUDA device is available")
-    if device not in ("cpu",) and not device.startswith("cuda"):
-        raise InferenceError(f"{key}={device!r}; use auto, cpu or cuda")
-    return torch.device(device)
 
 
 def _input_channels(first: torch.Tensor | None, x: np.ndarray) -> int:
@@ -120,7 +106,7 @@ def prepare(
 ) -> ModelInput:
     """Convert uint8 NHWC images ``x`` into the input of a model that takes ``channels``
     channels, on ``device`` (the values :func:`predict` converts batch by batch: the
-    conversion is elementwise, tests/inference/test_bare_loop.py)."""
+    conversion is elementwise)."""
     if x.ndim != 4:
         raise InferenceError(f"images must be (N, H, W, C) uint8, got shape {x.shape}")
     with torch.no_grad():
@@ -141,7 +127,7 @@ def _eval(model: nn.Module) -> torch.Tensor | None:
     read, and the first parameter is found by a pre-order descent that stops at it: about a
     third of the cost of one pre-order walk doing both, and far below the generators of
     ``modules()`` and ``parameters()``, which cost as much as a tiny model's forward pass on a
-    few batches (bench/inference_vs_bare.py).
+    few batches (docs/zoo.md, "Measurements").
     """
     mods, training = [model], False
     for m in mods:  # every module, breadth first (order does not matter for the flags)
@@ -167,10 +153,10 @@ def _first_parameter(m: nn.Module) -> torch.Tensor | None:
 
 
 #: Local architectures apply no in-place operation to a feature point's tensor after its layer
-#: ran (tests/inference/test_bare_loop.py checks it), so their features are copied inside the
+#: ran, so their features are copied inside the
 #: hook and the activation is freed when a bare loop would free it. Holding it to the end of the
 #: forward pass shifts glibc's allocations enough that it returns and re-faults memory every
-#: batch (bench/inference_vs_bare.py, "features" column).
+#: batch (docs/zoo.md, "Measurements").
 _COPY_IN_HOOK = (MLP, LeNet, ResNet, CNNTiny)
 
 
@@ -264,8 +250,8 @@ class _Rows:
 
     :func:`predict` keeps each batch's result and hands them here by one ``torch.cat`` per
     :data:`_FLUSH_BYTES` of results (and at the end), instead of one copy call per batch: for
-    tiny models the per-batch call costs as much as the forward pass (bench/
-    inference_vs_bare.py). On the CPU numpy allocates the output (see :func:`_store`).
+    tiny models the per-batch call costs as much as the forward pass (docs/zoo.md, "Measurements").
+    On the CPU numpy allocates the output (see :func:`_store`).
     """
 
     def __init__(self, n: int, device: torch.device, cpu: bool) -> None:
@@ -315,11 +301,16 @@ def predict(
     model is put in eval mode and moved to ``device``. ``progress``: an optional tqdm bar
     advanced by the number of images.
 
-    Speed (bench/inference_vs_bare.py): uint8 batches are cast and transposed by one copy
+    Speed (docs/zoo.md, "Measurements"): uint8 batches are cast and transposed by one copy
     into one input buffer reused for every batch and scaled in place there; each batch's
     logits and features are copied into preallocated outputs (features of local
     architectures inside the hook), so the allocator reuses the model's activations and
     nothing is concatenated at the end. Without features no hook is registered.
+
+    Long (about 100 lines) on purpose: this is the per-batch hot path, and its per-call
+    overhead is measured against a bare loop (docs/zoo.md, "Measurements"); its checks, hook
+    set-up and batch loop stay in one frame so that no helper call or closure is paid per
+    batch.
     """
     if features:
         unknown = [f for f in features if f not in FEATURES]
@@ -429,8 +420,6 @@ def predict_dir(
     amp: bool = True,
 ) -> dict[str, np.ndarray]:
     """Load the model in ``model_dir`` and run :func:`predict` with its own preprocessing."""
-    from labelfree.zoo.io import load_model  # safetensors only where weights are read
-
     dev = resolve_device(device)
     model, meta = load_model(model_dir, dev)
     return predict(model, x, meta.get("preprocessing", "scale01"), batch_size, dev, features, amp)
@@ -460,6 +449,9 @@ def infer_group(
     into the models' input (:func:`prepare`, for the elementwise kinds ``scale01``, ``center``
     and the normalisations) and kept on the device while the converted sets total at most
     ``cache_bytes``; the models then run on ready tensors, as a bare loop does.
+
+    Long (about 100 lines) on purpose: the loop over models and sets shares one cache of
+    converted inputs and one progress bar; it reads top to bottom as the job runs.
     """
     if len(out_paths) != len(model_dirs):
         raise InferenceError(
@@ -485,8 +477,6 @@ def infer_group(
             cache[j] = s
         return s
 
-    from labelfree.zoo.io import load_model  # safetensors only where weights are read
-
     ready: dict[tuple[int, str, int], ModelInput] = {}
     ready_bytes = 0
 
@@ -497,7 +487,8 @@ def infer_group(
         if key in ready:
             return ready[key]
         size = 4 * len(ts.x) * channels * int(np.prod(ts.x.shape[1:3]))
-        if len(model_dirs) < 2 or prep not in FUSED_KINDS or ready_bytes + size > cache_bytes:
+        once = prep in FUSED_KINDS or is_eval_spec(prep)  # a timm model's pil: pipeline too
+        if len(model_dirs) < 2 or not once or ready_bytes + size > cache_bytes:
             return ts.x
         ready[key] = prepare(ts.x, prep, channels, dev)
         ready_bytes += size

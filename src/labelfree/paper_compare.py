@@ -2,7 +2,7 @@
 
 The papers' numbers are long csv files, one printed number a row (``study, dataset, paper_table,
 paper_line, row, column, value, note``; docs/paper-vs-ours/extract_paper_tables.py writes them
-from ../shared/papers). Our side is brought to the same ``(row, column, value)`` long form by a
+from the papers' text). Our side is brought to the same ``(row, column, value)`` long form by a
 per-study reader of the study's own tables (``results/<study>/tables``), then joined on
 ``(row, column)``: every paper number gets a line, with ours (blank when our run has no such
 number) and the difference ours - paper. Nothing here computes a result; it only lines up two
@@ -16,6 +16,7 @@ tables. Usage, after a run::
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import re
 import subprocess
@@ -258,8 +259,6 @@ def run_facts(
         except (OSError, subprocess.CalledProcessError):
             commit = "unknown"
     if not machine:
-        import os
-
         machine = f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}"
     return {"config": f"`{config}`", "commit": commit, "machine": machine,
             "wall time": wall, "peak memory": peak_mem}  # fmt: skip

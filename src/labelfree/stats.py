@@ -1,7 +1,15 @@
-"""Statistics shared by the studies: rank correlations, paired tests and effect sizes.
+"""Statistics shared by the studies and the scorecard: rank correlations, paired tests and
+effect sizes.
 
 Thin, validated wrappers over scipy.stats so every study reports the same quantities the same
-way (LaF spec section 4, PACE spec section 4.4, metamorphic spec RQ2).
+way (LaF paper Section 4.5 for the correlations, PACE paper Section 5.1 for the Wilcoxon test and
+A12, the metamorphic paper's RQ2 for the chi-square test).
+
+Rank correlations, one rule (:func:`spearman`, :func:`kendall_tau_b`): the value is NaN when the
+pair has fewer than :data:`MIN_PAIRS` values, when either input holds a non-finite value (NaN or
++-inf: a failed or missing score is not ranked; a caller that wants the complete pairs only
+selects them first), or when either input is constant (there is no order to compare); otherwise
+it is scipy's statistic, with average ranks for ties.
 """
 
 from __future__ import annotations
@@ -10,6 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as _st
+
+#: Fewest pairs with a defined rank correlation (two values: +-1, the order of the pair).
+MIN_PAIRS = 2
 
 
 @dataclass(frozen=True)
@@ -28,24 +39,35 @@ def _pair(a: np.ndarray, b: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarr
     return a, b
 
 
+def rank_correlation_defined(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether :func:`spearman` and :func:`kendall_tau_b` are defined on ``a``, ``b`` (the
+    module's rule: at least :data:`MIN_PAIRS` pairs, every value finite, neither constant)."""
+    a, b = _pair(a, b, "rank correlation")
+    return bool(a.size >= MIN_PAIRS and np.isfinite(a).all() and np.isfinite(b).all()
+                and np.ptp(a) > 0 and np.ptp(b) > 0)
+
+
 def spearman(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman's rho with average ranks for ties (LaF spec 4.2); NaN if either is constant."""
-    a, b = _pair(a, b, "spearman")
-    if a.size < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+    """Spearman's rho with average ranks for ties (``scipy.stats.spearmanr``); NaN by the
+    module's rule (too few pairs, a non-finite value, a constant input)."""
+    if not rank_correlation_defined(a, b):
         return float("nan")
+    a, b = _pair(a, b, "spearman")
     return float(_st.spearmanr(a, b).statistic)
 
 
 def kendall_tau_b(a: np.ndarray, b: np.ndarray) -> float:
-    """Kendall's tau-b, tie-corrected (LaF spec 4.3); NaN if either is constant."""
-    a, b = _pair(a, b, "kendall_tau_b")
-    if a.size < 2 or np.ptp(a) == 0 or np.ptp(b) == 0:
+    """Kendall's tau-b, tie-corrected (``scipy.stats.kendalltau``, variant b); NaN by the
+    module's rule (too few pairs, a non-finite value, a constant input)."""
+    if not rank_correlation_defined(a, b):
         return float("nan")
+    a, b = _pair(a, b, "kendall_tau_b")
     return float(_st.kendalltau(a, b, variant="b").statistic)
 
 
 def wilcoxon_paired(a: np.ndarray, b: np.ndarray) -> TestResult:
-    """Two-sided paired Wilcoxon signed-rank test (PACE spec 4.4); NaN when all differences are 0."""
+    """Two-sided paired Wilcoxon signed-rank test (PACE paper Section 5.1); NaN when all
+    differences are 0."""
     a, b = _pair(a, b, "wilcoxon_paired")
     if np.all(a - b == 0):
         return TestResult(float("nan"), float("nan"))
@@ -56,7 +78,7 @@ def wilcoxon_paired(a: np.ndarray, b: np.ndarray) -> TestResult:
 def vargha_delaney_a12(a: np.ndarray, b: np.ndarray) -> float:
     """Vargha-Delaney A12: probability that a draw from ``a`` exceeds one from ``b`` (ties 1/2).
 
-    Computed from the Mann-Whitney U statistic, A12 = U_a / (n_a n_b) (PACE spec 4.4).
+    Computed from the Mann-Whitney U statistic, A12 = U_a / (n_a n_b) (PACE paper Section 5.1).
     """
     a = np.asarray(a, dtype=float).ravel()
     b = np.asarray(b, dtype=float).ravel()
@@ -79,7 +101,7 @@ def a12_magnitude(a12: float) -> str:
 
 
 def chi_square_cramers_v(table: np.ndarray) -> tuple[TestResult, float]:
-    """Chi-square test of independence on a contingency table and Cramer's V (metamorphic RQ2)."""
+    """Chi-square test of independence on a contingency table and Cramer's V (metamorphic paper, RQ2)."""
     t = np.asarray(table, dtype=float)
     if t.ndim != 2 or min(t.shape) < 2:
         raise ValueError(f"chi_square_cramers_v: need a 2-D table of at least 2x2, got {t.shape}")

@@ -8,6 +8,7 @@ Readers validate what they read and name the file at fault.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import tempfile
@@ -144,8 +145,6 @@ def write_image_set(path: PathLike, x: np.ndarray, y: np.ndarray, **extras: np.n
 def npy_header(dtype: np.dtype | type, shape: Sequence[int]) -> bytes:
     """The ``.npy`` header ``np.save`` writes for a C-ordered array of ``dtype`` and ``shape``
     (format version 1.0, or 2.0 when the header does not fit 1.0, as ``np.lib.format.write_array``)."""
-    import io
-
     header = {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
               "shape": tuple(int(s) for s in shape)}
     buf = io.BytesIO()
@@ -266,6 +265,8 @@ def read_labels(path: PathLike) -> np.ndarray | None:
         raise ArtefactError(f"{p}: file not found")
     try:
         with np.load(p, allow_pickle=False) as z:
+            if "unlabelled" in z.files:  # images without labels (labelfree.data.imagefolder)
+                return None
             if "y" in z.files:
                 y = z["y"]
             elif "n_inputs" in z.files:
@@ -406,7 +407,7 @@ def write_group_manifest(
     """Write the stand-in of a test-set group: one line per set (name, path, bytes).
 
     Inference jobs list this one file instead of every set of the group, so the graph of a
-    10,000-model zoo resolves one input per job and group rather than 18 (issue 23 item 4); it
+    10,000-model zoo resolves one input per job and group rather than 18; it
     is rewritten whenever a set is, so a remade set still reruns the group's inference."""
     lines = ["testset\tpath\tbytes"]
     for name, p in sets.items():
@@ -499,6 +500,7 @@ def save_figure(fig: Any, png_path: PathLike, pdf_path: PathLike | None = None) 
 
     Metadata that embeds dates is dropped so reruns are byte-stable where the backend allows.
     """
+    # deferred: parse-time module; matplotlib takes 1.6 s to import
     import matplotlib.pyplot as plt
 
     png_path = Path(png_path)

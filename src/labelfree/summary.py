@@ -1,7 +1,7 @@
-"""The run's summary: every study's checks in one table, with where it was measured (issue 13).
+"""The run's summary: every study's checks in one table, with where it was measured.
 
-Each study writes a checks table (``check, value, threshold, holds``; spec conclusions and hard
-checks at the run's scale). This module gathers them into ``results/summary.{csv,md}`` with the
+Each study writes a checks table (``check, value, threshold, holds``; the papers' conclusions
+and hard checks at the run's scale). This module gathers them into ``results/summary.{csv,md}`` with the
 machine, commit and config that produced them, and embeds the markdown verbatim in README between
 ``<!-- summary:begin -->`` and ``<!-- summary:end -->``, so no figure in README is typed by hand.
 Values come from floating-point training and inference: they repeat on the same machine and
@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -31,6 +32,7 @@ def machine() -> str:
     cpu = cpu_model()
     simd = ""
     try:
+        # deferred: optional; the summary job runs without torch (2.5 s to import)
         import torch
 
         simd = f", torch {torch.__version__.split('+')[0]} {torch.backends.cpu.get_cpu_capability()}"
@@ -151,7 +153,7 @@ def write(checks: Mapping[str, str | Path], csv_path: str | Path, md_path: str |
     save_table(table.assign(**{k: meta[k] for k in META_KEYS}), csv_path,
                title="Summary of the run's checks")
     # The markdown is rendered from the csv as written, so README's block can be checked
-    # against the committed csv alone (tests/test_readme_summary.py).
+    # against the committed csv alone.
     with atomic_path(md_path) as tmp:
         tmp.write_text(render(*from_csv(csv_path), _methods_csv(methods_path)))
     return table
@@ -184,7 +186,7 @@ CHECKS_HEADER = "| study | check | value | threshold | holds |"
 def readme_block(block: str, full: str = "docs/default-run/summary.md") -> str:
     """The part of a summary block README embeds: provenance, the count per study and which
     method when; the every-check table is left to ``full`` (linked), so README stays short
-    (issue 20 item 1) while every figure in it is still the generator's."""
+    while every figure in it is still the generator's."""
     head = block.split(CHECKS_HEADER, 1)[0].rstrip("\n")
     if head.endswith(END):  # a block without the checks table
         head = head[: -len(END)].rstrip("\n")
@@ -209,8 +211,6 @@ def embedded(readme: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m labelfree.summary results/summary.md README.md``: embed the run's block
     (its :func:`readme_block` part)."""
-    import sys
-
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 2:
         print("usage: python -m labelfree.summary results/summary.md README.md", file=sys.stderr)

@@ -7,7 +7,8 @@ import pytest
 import torch
 from sklearn.datasets import make_classification
 
-from labelfree.alphatrim import alpha_hat, logit_gap
+from labelfree.alphatrim.bootstrap import alpha_hat
+from labelfree.alphatrim.metrics import logit_gap
 from labelfree.zoo.batched import BatchedMLPSpec, epoch_orders, init_params, train_batched_mlp
 
 

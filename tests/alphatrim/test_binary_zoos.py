@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
-from labelfree.alphatrim.layout import non_binary_zoos
+from labelfree.alphatrim.plan import non_binary_zoos
 from labelfree.data.registry import known_num_classes
 from tests.workflow.runner import SMOKE_CONFIG, run_snakemake
 
@@ -68,7 +68,7 @@ def test_image_task_arrays_merges_classes_and_names_the_culprit():
     """Spec 3.2 (the paper's CIFAR-10 task): classes in ``positive`` become 1, ``negative`` 0,
     the rest are dropped; without a merge a multi-class set is refused naming where it came from
     and how to make it binary, and overlapping class lists are refused naming both."""
-    from labelfree.alphatrim.experiment import image_task_arrays
+    from labelfree.alphatrim.run import image_task_arrays
 
     x = np.arange(6 * 2 * 2, dtype=np.uint8).reshape(6, 2, 2, 1)
     y = np.array([0, 1, 2, 3, 4, 5])

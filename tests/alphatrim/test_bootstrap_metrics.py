@@ -5,21 +5,23 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from labelfree.alphatrim import (
+from labelfree.alphatrim.bootstrap import (
     DEFAULT_GRID,
-    accuracy,
+    _replicate,
     alpha_hat,
+    first_accepted_level,
+)
+from labelfree.alphatrim.kernel import ecdf_distance, trimmed_ks
+from labelfree.alphatrim.metrics import (
+    accuracy,
     average_churn,
     churn_matrix,
     churn_vs,
-    ecdf_distance,
     ece,
     ensemble_gaps,
     logit_gap,
     sample_ensembles,
-    trimmed_ks,
 )
-from labelfree.alphatrim.bootstrap import _replicate, first_accepted_level
 
 GRID = np.array(DEFAULT_GRID)
 

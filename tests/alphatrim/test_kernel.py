@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from labelfree.alphatrim import (
-    DEFAULT_GRID,
+from labelfree.alphatrim.bootstrap import DEFAULT_GRID
+from labelfree.alphatrim.kernel import (
     ReferenceCDF,
     acceptance_threshold,
     ecdf_distance,

@@ -8,15 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from labelfree.alphatrim import experiment as ex
-from labelfree.alphatrim.pipeline import (
-    FIGURES,
-    TABLES,
-    analyse_experiment,
-    experiment_outputs,
-    train_experiment,
-    write_report,
-)
+from labelfree.alphatrim import report, run
+from labelfree.alphatrim.plan import FIGURES, TABLES, experiment_outputs
+from labelfree.alphatrim.report import write_report
+from labelfree.alphatrim.run import analyse_experiment, train_experiment
 from labelfree.outputs import output_name
 
 STUDY = {
@@ -36,15 +31,15 @@ SOURCES = {"kind": "sources", "data": DATA, "model": MODEL, "curves": True,
 
 
 def test_regime_seeds_follow_spec_3_1():
-    init, batch = ex.regime_seeds("S_init", 5, 1, "e")
+    init, batch = run.regime_seeds("S_init", 5, 1, "e")
     assert len(set(init)) == 5 and len(set(batch)) == 1
-    init, batch = ex.regime_seeds("S_batch", 5, 1, "e")
+    init, batch = run.regime_seeds("S_batch", 5, 1, "e")
     assert len(set(init)) == 1 and len(set(batch)) == 5
-    init, batch = ex.regime_seeds("S_all", 5, 1, "e")
+    init, batch = run.regime_seeds("S_all", 5, 1, "e")
     assert len(set(init)) == 5 and len(set(batch)) == 5 and not set(init) & set(batch)
-    assert ex.regime_seeds("S_all", 5, 1, "e") == (init, batch)
+    assert run.regime_seeds("S_all", 5, 1, "e") == (init, batch)
     with pytest.raises(ValueError, match="regime"):
-        ex.regime_seeds("S_none", 3, 1, "e")
+        run.regime_seeds("S_none", 3, 1, "e")
 
 
 def test_outputs_and_validation():
@@ -68,23 +63,23 @@ def test_tables_known_answers():
         "ece": [0.01, 0.02, 0.03, 0.04], "churn_vs_ensemble": [5, 6, 7, 8],
         "avg_pairwise_churn": [1.0, 2.0, 3.0, 4.0], "ks_reject_rate_at_0": [0.0, 0.5, 1.0, 0.5],
     })
-    t2 = ex.table2(pm, {"S_all": 92.0}, 0.05).iloc[0]
+    t2 = report.table2(pm, {"S_all": 92.0}, 0.05).iloc[0]
     assert t2["accuracy range"] == "[89.000, 91.000]"
     assert t2["accuracy range of runs with alpha_hat <= 0.05"] == "[89.000, 91.000]"
     assert t2["share alpha_hat <= 0.05"] == 0.75
     churn = np.array([[0, 3, 9, 4], [3, 0, 8, 5], [9, 8, 0, 6], [4, 5, 6, 0]])
-    pairs = ex.pair_table(pm, churn)
-    t3 = ex.table3({"S_all": pairs}, 0.05).iloc[0]
+    pairs = report.pair_table(pm, churn)
+    t3 = report.table3({"S_all": pairs}, 0.05).iloc[0]
     assert t3["range of pairwise churn"] == "[3, 9]"
     assert t3["range among pairs with both alpha_hat <= 0.05"] == "[3, 5]"
     assert bool(t3["strict sub-range"])
-    t4 = ex.table_top_band(pm, 1.0)
+    t4 = report.table_top_band(pm, 1.0)
     assert t4["model"].tolist() == ["a", "b", "c"]  # within 1 point of 91, sorted by alpha-hat
     ens = pd.DataFrame({"M_ens": [1, 1, 3, 3], "rep": [0, 1, 0, 1],
                         "alpha_hat": [0.1, 0.0, 0.0, 0.01], "accuracy": [90, 91, 92, 92],
                         "churn_vs_full_ensemble": [10, 12, 2, 4], "ece": [0.1, 0.2, 0.1, 0.1],
                         "linf_to_reference": [0.2, 0.05, 0.02, 0.03]})
-    t1 = ex.table1(ens, 0.05, 0.1)
+    t1 = report.table1(ens, 0.05, 0.1)
     assert t1["% alpha_hat <= 0.05"].tolist() == [50.0, 100.0]
     assert t1["% L_inf <= delta_a"].tolist() == [50.0, 100.0]
     assert t1["churn w.r.t. ensemble mean ± std"].tolist()[0] == "11.00 ± 1.41"
@@ -123,7 +118,7 @@ def test_pipeline_writes_every_declared_output(tmp_path, kind):
 
 def test_collect_spine_zoos_reads_two_class_logits(tmp_path):
     """Source `zoos`: spine-trained runs enter the study through their inference artefacts."""
-    from labelfree.alphatrim.pipeline import collect_spine_zoos
+    from labelfree.alphatrim.run import collect_spine_zoos
     from labelfree.store import load_npz, write_image_set, write_inference
 
     gen = np.random.default_rng(0)
@@ -159,7 +154,7 @@ def test_collect_spine_zoos_reads_two_class_logits(tmp_path):
 
 def test_checks_table_hand_case():
     """Spec 6 conclusions (i)-(iii) on hand-made per-model and ensemble rows."""
-    from labelfree.alphatrim.experiment import checks_table
+    from labelfree.alphatrim.report import checks_table
 
     pm = pd.DataFrame({"regime": "S_all", "alpha_hat": [0.0, 0.01, 0.02, 0.3],
                        "accuracy": [92.0, 91.0, 93.0, 90.0]})

@@ -8,8 +8,8 @@ import copy
 
 import pytest
 
-from labelfree.alphatrim.layout import block_name, experiment_blocks
-from labelfree.alphatrim.pipeline import merge_blocks, train_block, train_experiment
+from labelfree.alphatrim.plan import block_name, experiment_blocks
+from labelfree.alphatrim.run import merge_blocks, train_block, train_experiment
 from tests.alphatrim.test_pipeline import SOURCES
 
 

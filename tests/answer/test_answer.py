@@ -1,4 +1,4 @@
-"""One answer per zoo (issue 14 item 3): ranking, estimates with intervals, PACE's plan."""
+"""One answer per zoo: ranking, estimates with intervals, PACE's plan."""
 
 from __future__ import annotations
 
@@ -44,7 +44,8 @@ def test_laf_ranks_a_well_separated_zoo_and_true_accuracy_is_exact():
 
 def test_average_confidence_by_hand_and_atc_on_other_sets():
     """AC = mean max-probability (hand case); on a non-source set the estimator is ATC-MC,
-    whose threshold reproduces the source accuracy on the source set (Garg et al. 2022 Eq. 1)."""
+    whose threshold (the registry's, as in the ATC authors' code) gives the source accuracy
+    plus one input on the source set."""
     from labelfree.answer import TestSet
 
     p = np.array([[[0.9, 0.1], [0.6, 0.4], [0.3, 0.7], [0.5, 0.5]]])  # (1, 4, 2)
@@ -55,11 +56,29 @@ def test_average_confidence_by_hand_and_atc_on_other_sets():
     probs = np.exp(lg) / np.exp(lg).sum(2, keepdims=True)
     thr = atc_threshold(probs, y)
     acc = (probs.argmax(2) == y).mean(1)
-    np.testing.assert_allclose((probs.max(2) > thr[:, None]).mean(1), acc, atol=2e-3)
+    # the registry's rule (sort, >=): on the source itself, its accuracy plus one input
+    np.testing.assert_allclose((probs.max(2) >= thr[:, None]).mean(1), acc + 1 / 2000,
+                               rtol=0, atol=1e-12)
     sets = [TestSet("id", probs, y), TestSet("shift", probs[:, :1000], None)]
     t = answer_table(["a", "b"], sets, source="id", n_boot=50)
     assert list(t[t.testset == "shift"]["estimator"].unique()) == ["ATC-MC"]
     assert t[t.testset == "shift"]["true_accuracy"].isna().all()
+
+
+def test_answer_atc_equals_the_registry_atc_mc():
+    """One ATC-MC: the answer's estimate on a shifted set is the registry's (the scorecard's)."""
+    from labelfree.answer import TestSet
+    from labelfree.methods.registry import call
+    from labelfree.numerics import softmax
+
+    lg, y = synthetic_zoo([0.8, 0.6, 0.7], n=1500, seed=3)
+    probs = softmax(lg)
+    shifted = softmax(lg[:, 500:] * 0.7)
+    t = answer_table(["a", "b", "c"], [TestSet("id", probs, y), TestSet("s", shifted, None)],
+                     source="id", n_boot=20)
+    got = t[t.testset == "s"]["estimated_accuracy"].to_numpy()
+    ref = call("estimate", "ATC-MC", shifted, source_probs=probs, source_labels=y)
+    np.testing.assert_array_equal(got, ref)
 
 
 def test_bootstrap_interval_narrows_with_more_inputs():
@@ -119,7 +138,7 @@ def test_scorecard_summary_of_a_one_model_zoo_names_its_best_estimator():
     from labelfree.scorecard.core import ONE_MODEL
 
     best = pd.DataFrame({
-        "shift": ["macro", "mm_c15", "mm_followups", "overall", "source (sanity)"],
+        "shift": ["macro", "metamorphic_c15", "metamorphic_followups", "overall", "source (sanity)"],
         "estimator": ["ATC-MC", "DoC", "ATC-MC", "ATC-MC", "DoC"],
         "mae": [0.031, 0.05, 0.012, 0.02, 0.0],
         "ranker": [ONE_MODEL] * 5, "spearman": [np.nan] * 5,
@@ -127,7 +146,7 @@ def test_scorecard_summary_of_a_one_model_zoo_names_its_best_estimator():
     text = scorecard_summary("mm_biased", best)
     assert text.startswith("Scorecard (`results/scorecard/tables/extra-mm_biased-best.csv`")
     assert "over all shifted test sets, best estimator: ATC-MC (MAE 2.0 points)" in text
-    assert "on `mm_c15`: DoC (MAE 5.0 points)" in text and "Spearman" not in text
+    assert "on `metamorphic_c15`: DoC (MAE 5.0 points)" in text and "Spearman" not in text
     assert text.endswith("Ranking and model selection: not applicable: one model (nothing to rank).")
     # a one-model zoo scored on its source set only (alphatrim_backbone in the default run)
     src = best[best["shift"] == "source (sanity)"]
@@ -138,6 +157,6 @@ def test_scorecard_summary_of_a_one_model_zoo_names_its_best_estimator():
 def test_scorecard_summary_of_an_unscored_zoo_gives_the_scorecards_reason():
     best = pd.DataFrame({"shift": ["all"], "estimator": [np.nan], "mae": [np.nan],
                          "ranker": [np.nan], "spearman": [np.nan],
-                         "note": ["multi-label labels only (id, mm-ml)"]})
+                         "note": ["multi-label labels only (id, metamorphic-ml)"]})
     text = scorecard_summary("mm_multilabel", best)
-    assert text.endswith("none for this zoo: multi-label labels only (id, mm-ml).")
+    assert text.endswith("none for this zoo: multi-label labels only (id, metamorphic-ml).")

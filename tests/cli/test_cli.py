@@ -75,7 +75,7 @@ def test_estimate_label_free_and_with_source(zoo):
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
     assert [r["model"] for r in rows] == ["m0", "m1", "m2", "m3"] and "AC" in rows[0]
-    assert "ATC-MC (needs source_labels, source_probs)" in out.stderr
+    assert "ATC-MC (needs --source and --source-labels)" in out.stderr
     out = run("estimate", str(d / "preds"), "--source", str(d / "preds"), "--source-labels",
               str(d / "labels.npy"), "--method", "DoC", "--csv")
     assert out.returncode == 0, out.stderr
@@ -114,8 +114,13 @@ BAD = {
     "nan": (lambda p: np.save(p.with_suffix(".npy"), np.where(np.eye(200, 4) > 0, np.nan, 0.25)),
             "4 row(s) hold NaN or infinite values (the first: nan at row 0, column 0)"),
     "inf_logits": (lambda p: np.savez(p.with_suffix(".npz"),
-                                      logits=np.where(np.eye(200, 4) > 0, -np.inf, 1.0)),
-                   "row(s) hold NaN or infinite values (the first: -inf"),
+                                      logits=np.where(np.eye(200, 4) > 0, np.inf, 1.0)),
+                   "row(s) hold NaN or infinite values (the first: inf"),
+    "percent": (lambda p: np.save(p.with_suffix(".npy"), 100 * _softmax(np.zeros((200, 4)))),
+                "every row is non-negative and sums to 100: probabilities in percent?"),
+    "dead_row": (lambda p: np.save(p.with_suffix(".npy"), np.where(np.eye(200, 4) > -1,
+                                                                   -np.inf, 0.0)),
+                 "200 row(s) are -inf in every class"),
     "probs_sum": (lambda p: np.savez(p.with_suffix(".npz"), probs=np.full((200, 4), 0.3)),
                   "declared probabilities, but rows are negative or do not sum to 1 (row 0 "
                   "sums to 1.2"),
@@ -127,8 +132,8 @@ BAD = {
              "has 150 rows; the other models have 200: every model must score the same inputs"),
     "unreadable": (lambda p: p.with_suffix(".npy").write_bytes(b"\x93NUMPY truncated"),
                    "not readable as an array"),
-    "shape": (lambda p: np.save(p.with_suffix(".npy"), np.zeros((5, 4, 2))),
-              "expected an (N, K) matrix with K >= 2, got shape (5, 4, 2)"),
+    "shape": (lambda p: np.save(p.with_suffix(".npy"), np.zeros(200)),
+              "expected an (N, K) matrix with K >= 2, got shape (200,)"),
 }
 
 

@@ -16,6 +16,7 @@ import pickle
 import struct
 import tarfile
 import threading
+import types
 import zipfile
 from pathlib import Path
 
@@ -180,8 +181,6 @@ def write_tar(path: Path, members: dict[str, bytes]) -> Path:
 @pytest.fixture
 def w():
     """The format writers of this module, as one namespace (test files import nothing from here)."""
-    import types
-
     return types.SimpleNamespace(
         idx_bytes=idx_bytes,
         write_idx_gz=write_idx_gz,

@@ -7,6 +7,7 @@ import hashlib
 import numpy as np
 import pytest
 
+from labelfree.data import classic, corrupted
 from labelfree.data.base import DataError
 from labelfree.data.download import FileSpec, fetch, verify_file
 from labelfree.data.registry import download_dataset, prepare_dataset
@@ -87,8 +88,6 @@ def test_existing_corrupt_file_is_an_error(tmp_path):
 
 def test_download_dataset_then_prepare(http_root, tmp_path, w, monkeypatch):
     """MNIST end to end: official names served locally, checksums patched to the fakes'."""
-    from labelfree.data import classic
-
     served, url = http_root
     w.write_mnist_files(served, n_train=50, n_test=30)
     specs = [
@@ -109,8 +108,6 @@ def test_download_dataset_then_prepare(http_root, tmp_path, w, monkeypatch):
 
 def test_official_checksums_unchanged():
     """The constants are those published with the files (torchvision 0.2x / Zenodo)."""
-    from labelfree.data import classic, corrupted
-
     md5 = {f.name: f.md5 for fs in classic.FILES.values() for f in fs}
     assert md5["cifar-10-python.tar.gz"] == "c58f30108f718f92721af3b95e74349a"
     assert md5["test_32x32.mat"] == "eb5a983be6a315427106f1b164d9cef3"

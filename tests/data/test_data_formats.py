@@ -13,7 +13,7 @@ import pytest
 from scipy.io import savemat
 
 from labelfree.data.base import DataError
-from labelfree.data.classic import make_builder
+from labelfree.data.classic import files_needed, make_builder
 from labelfree.data.formats import (
     load_cifar_pickle,
     parse_npy,
@@ -163,7 +163,6 @@ def test_cifar_and_svhn_builders(tmp_path, w):
     assert splits["test"].x.shape == (4, 32, 32, 1)
     assert np.abs(splits["test"].x[..., 0] - luma).max() <= 1
     assert info["classes"][0] == "class0"
-    from labelfree.data.classic import files_needed
 
     assert [f.name for f in files_needed("svhn", {"extra": 0.1})] == ["extra_32x32.mat"]
     (tmp_path / "svhn").mkdir()

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +16,7 @@ from labelfree.data.base import DataError
 from labelfree.data.coco import CocoImages
 from labelfree.data.imagenet import ImageNetVal, boxes_mask
 from labelfree.data.registry import build_dataset, prepare_dataset
-from labelfree.metamorphic.chunked import npz_rows
+from labelfree.metamorphic.run import npz_rows
 from labelfree.store import (
     ArtefactError,
     ImageSet,
@@ -95,6 +99,7 @@ def test_boxes_mask_half_open():
 
 
 def _coco_files(tmp_path):
+    # deferred: pycocotools, for this test only
     from pycocotools import mask as mask_utils
 
     folder = tmp_path / "val2014"
@@ -277,11 +282,6 @@ def test_streamed_write_peak_grows_with_the_chunk_not_the_split(tmp_path):
     images at the same chunk leaves it about flat, 8x the chunk raises it severalfold, and a
     chunk of 1/6 of the split stays under half the split held whole (the old path held it
     twice: rows and stack)."""
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
-
     rng = np.random.default_rng(0)
     for n in (24, 96):
         img, box = tmp_path / f"t{n}" / "img", tmp_path / f"t{n}" / "box"

@@ -20,8 +20,13 @@ import pytest
 
 from labelfree.data import classic
 from labelfree.data.base import DataError
-from labelfree.data.download import FileSpec, copy_local, verify_file
-from labelfree.data.registry import download_dataset, prepare_dataset, resolve_local
+from labelfree.data.download import FileSpec, copy_local, fetch, verify_file
+from labelfree.data.registry import (
+    download_dataset,
+    prepare_dataset,
+    resolve_local,
+    resolve_option_paths,
+)
 
 NAMES = [f.name for f in classic.FILES["mnist"]]
 
@@ -253,7 +258,6 @@ def test_download_of_recompressed_mirror_copy_accepted(official, tmp_path, http_
     served, url = http_root
     spec = next(s for s in classic.FILES["mnist"] if s.name == "train-labels-idx1-ubyte.gz")
     _recompress(official / spec.name, served / spec.name)
-    from labelfree.data.download import fetch
 
     path = fetch(spec, tmp_path / "dl", base_url=url)
     assert verify_file(path, spec) == "content"
@@ -269,8 +273,6 @@ def test_imagenet_and_coco_paths_resolve_against_the_config_file(tmp_path, monke
     """Issue 14 item 5: the user-supplied ImageNet/COCO options (images_dir, boxes_dir, synsets,
     annotations) resolve like `local`: against the folder of the config file that sets them,
     not the working directory; absolute and empty values pass unchanged."""
-    from labelfree.data.registry import resolve_option_paths
-
     (tmp_path / "conf").mkdir()
     cfgfile = tmp_path / "conf" / "c.yaml"
     cfgfile.write_text("datasets:\n  inet:\n    source: imagenet_val\n    options:\n"

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-import types
-
 import numpy as np
 import pytest
 import yaml
 
+from labelfree.data import digitscenes
 from labelfree.data.base import DataError
 from labelfree.data.registry import (
     SOURCES,
@@ -17,6 +15,7 @@ from labelfree.data.registry import (
     prepare_dataset,
     split_names,
 )
+from labelfree.seeds import derive_seed
 from labelfree.store import read_image_set
 
 
@@ -73,16 +72,8 @@ def test_prepare_digits_writes_every_split(tmp_path):
     assert (tmp_path / "meta.json").exists()
 
 
-def test_digitscenes_missing_module_is_a_clear_error(monkeypatch):
-    monkeypatch.setitem(sys.modules, "labelfree.data.digitscenes", None)
-    with pytest.raises(DataError, match="needs labelfree.data.digitscenes"):
-        build_dataset("scenes", {"source": "digitscenes", "splits": {"test": 1.0}}, 0)
-
-
 def test_digitscenes_hook_contract(monkeypatch):
     """build(cfg, seed) gets the dataset entry and derive_seed(seed, 'data', name)."""
-    from labelfree.seeds import derive_seed
-
     seen = {}
 
     def build(cfg, seed):
@@ -90,15 +81,13 @@ def test_digitscenes_hook_contract(monkeypatch):
         x = np.zeros((4, 8, 8, 3), np.uint8)
         return {s: {"x": x, "y": np.arange(4), "boxes": np.zeros((4, 4))} for s in cfg["splits"]}
 
-    fake = types.ModuleType("labelfree.data.digitscenes")
-    fake.build = build
-    monkeypatch.setitem(sys.modules, "labelfree.data.digitscenes", fake)
+    monkeypatch.setattr(digitscenes, "build", build)
     cfg = {"source": "digitscenes", "splits": {"train": 0.5, "test": 0.5}}
     splits, info = build_dataset("scenes", cfg, 7)
     assert (
         seen["seed"] == derive_seed(7, "data", "scenes") and seen["cfg"]["splits"] == cfg["splits"]
     )
     assert sorted(splits) == ["test", "train"] and "boxes" in splits["test"].extras
-    fake.build = lambda cfg, seed: {"train": build(cfg, seed)["train"]}
+    monkeypatch.setattr(digitscenes, "build", lambda cfg, seed: {"train": build(cfg, seed)["train"]})
     with pytest.raises(DataError, match=r"built splits \['train'\], config asks for"):
         build_dataset("scenes", cfg, 7)

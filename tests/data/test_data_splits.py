@@ -52,6 +52,7 @@ def test_partition_without_labels_and_subsample():
 
 def test_digits_pixel_mapping():
     """0..16 -> round(v * 255 / 16): 0 -> 0, 16 -> 255, 17 evenly spaced levels."""
+    # deferred: scikit-learn takes seconds to import; this test only
     from sklearn.datasets import load_digits
 
     x, y = load_digits_arrays()
@@ -94,6 +95,7 @@ def test_digits_partition_indices_disjoint():
 
 
 def test_digits_options_upscale_channels_binary():
+    # deferred: scipy.ndimage takes 1.3 s to import; this test only
     from scipy.ndimage import zoom
 
     base, up = _digits(), _digits(upscale=2, channels=3, binary="even_odd")

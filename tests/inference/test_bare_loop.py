@@ -23,8 +23,8 @@ from torch import nn
 
 from labelfree.inference import InferenceError, infer_group, predict
 from labelfree.store import read_features, read_logits, write_image_set
-from labelfree.zoo import build_model, save_model
-from labelfree.zoo.arch import ARCHS, FEATURES, feature_points
+from labelfree.zoo.arch import ARCHS, FEATURES, build_model, feature_points
+from labelfree.zoo.io import save_model
 from labelfree.zoo.preprocess import NORMALISATIONS, PreprocessError, preprocess
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -175,7 +175,7 @@ def test_a_non_standard_output_buffer_is_refused():
 FAULTS = """
 import resource, numpy as np, torch
 from labelfree.inference import predict, retain_freed_memory
-from labelfree.zoo import build_model
+from labelfree.zoo.arch import build_model
 torch.set_num_threads(1)
 applied = retain_freed_memory() if {retain} else None
 torch.manual_seed(0)

@@ -8,9 +8,11 @@ import pytest
 import torch
 
 from labelfree.accuracy import AccuracyError, accuracy_long
-from labelfree.inference import InferenceError, infer_group, resolve_device
+from labelfree.device import DeviceError, resolve_device
+from labelfree.inference import InferenceError, infer_group
 from labelfree.store import ArtefactError, write_image_set, write_inference, write_labels
-from labelfree.zoo import build_model, load_model, save_model
+from labelfree.zoo.arch import build_model
+from labelfree.zoo.io import load_model, save_model
 from labelfree.zoo.local import build_bundle, train_local_zoo
 
 META = {"arch": "mlp", "width": 4, "depth": 1, "num_classes": 10, "input_shape": [8, 8, 1],
@@ -52,13 +54,13 @@ def test_bad_train_device_is_reported_as_the_zoo_key(tmp_path, digits_small):
     row = {"model": "m", "arch": "mlp", "width": 4, "depth": 1, "optimizer": "adam", "lr": 1e-3,
            "epochs": 1, "batch_size": 32, "data_fraction": 1.0, "seed": 0, "batch_seed": None,
            "preprocessing": "scale01", "label_map": "", "source": "local", "weights": ""}
-    with pytest.raises(InferenceError) as err:
+    with pytest.raises(DeviceError) as err:
         train_local_zoo("myzoo", [row], tmp_path / "train.npz", [tmp_path / "m"], 0.1, 0,
                         device="tpu")
     assert "zoos.myzoo.train_device='tpu'" in str(err.value)
     assert "inference.device" not in str(err.value)
     if not torch.cuda.is_available():  # the case the issue met: cuda asked, none present
-        with pytest.raises(InferenceError, match=r"zoos\.myzoo\.train_device='cuda' but no CUDA"):
+        with pytest.raises(DeviceError, match=r"zoos\.myzoo\.train_device='cuda' but no CUDA"):
             resolve_device("cuda", key="zoos.myzoo.train_device")
 
 

@@ -12,9 +12,9 @@ import torch
 
 from labelfree.inference import InferenceError, infer_group
 from labelfree.store import ArtefactError, load_npz, read_features, write_image_set, write_inference
-from labelfree.studyplan import autocast, feature_dtype
-from labelfree.syp.layout import StudyConfigError, check_config
-from labelfree.zoo import build_model, save_model
+from labelfree.syp.plan import StudyConfigError, autocast, check_config, feature_dtype
+from labelfree.zoo.arch import build_model
+from labelfree.zoo.io import save_model
 
 
 def test_infer_group_stores_float32_features_on_request(tmp_path):
@@ -60,7 +60,7 @@ def test_syp_refuses_a_float16_zoo():
 
 
 def test_auto_runs_the_syp_zoo_without_autocast():
-    """studyplan.autocast: `auto` follows inference.amp, except the syp zoo, which runs in
+    """syp.plan.autocast: `auto` follows inference.amp, except the syp zoo, which runs in
     float32 (autocast moved 79 of 100 Table 1 cells on an H100,
     bench/results/gpu_checks_syp_autocast.md); an explicit value wins."""
     cfg = {"zoos": {"syp": {}, "laf": {"amp": "auto"}, "off": {"amp": False}, "on": {"amp": True}},

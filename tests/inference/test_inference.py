@@ -9,16 +9,17 @@ import pytest
 import torch
 
 from labelfree.accuracy import accuracy_heatmap, accuracy_long, accuracy_wide
+from labelfree.device import DeviceError, resolve_device
 from labelfree.inference import (
     InferenceError,
     infer_group,
     predict,
     predict_dir,
-    resolve_device,
 )
 from labelfree.store import read_features, read_logits, write_image_set
-from labelfree.zoo import build_model, preprocess, save_model
-from labelfree.zoo.preprocess import PreprocessError
+from labelfree.zoo.arch import build_model
+from labelfree.zoo.io import save_model
+from labelfree.zoo.preprocess import PreprocessError, preprocess
 
 
 def _model(arch, in_shape=(8, 8, 1), k=10, width=4, depth=1, seed=0):
@@ -108,9 +109,9 @@ def test_device_resolution():
     assert resolve_device("cpu").type == "cpu"
     assert resolve_device("auto").type == ("cuda" if torch.cuda.is_available() else "cpu")
     if not torch.cuda.is_available():
-        with pytest.raises(InferenceError, match="no CUDA device"):
+        with pytest.raises(DeviceError, match="no CUDA device"):
             resolve_device("cuda")
-    with pytest.raises(InferenceError, match="'tpu'"):
+    with pytest.raises(DeviceError, match="'tpu'"):
         resolve_device("tpu")
 
 

@@ -14,7 +14,7 @@ import torch
 import yaml
 
 from labelfree.store import load_json, read_group_manifest, read_logits
-from labelfree.zoo import build_model
+from labelfree.zoo.arch import build_model
 
 REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = str(Path(sys.executable).with_name("snakemake"))

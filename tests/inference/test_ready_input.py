@@ -19,8 +19,8 @@ from torch import nn
 from labelfree import inference
 from labelfree.inference import InferenceError, infer_group, predict, prepare
 from labelfree.store import read_logits, write_image_set
-from labelfree.zoo import build_model, save_model
-from labelfree.zoo.arch import ARCHS, FEATURES
+from labelfree.zoo.arch import ARCHS, FEATURES, build_model
+from labelfree.zoo.io import save_model
 from labelfree.zoo.preprocess import NORMALISATIONS
 
 

@@ -7,7 +7,6 @@ import pytest
 from scipy import stats as st
 
 from labelfree.laf import baselines as bl
-from labelfree.laf.experiment import StudyParams, analyse_testset, classify_testset
 from labelfree.laf.metrics import (
     batch_metrics,
     ground_truth_accuracy,
@@ -15,6 +14,8 @@ from labelfree.laf.metrics import (
     ranking_metrics,
     top_k,
 )
+from labelfree.laf.run import StudyParams, analyse_testset, classify_testset
+from labelfree.numerics import softmax
 from labelfree.seeds import rng
 
 
@@ -26,7 +27,7 @@ def zoo(m=600, n=20, K=10, seed=0):
     Y = np.where(right, y[:, None], (y[:, None] + r.integers(1, K, (m, n))) % K)
     logits = r.normal(size=(n, m, K))
     logits[np.arange(n)[:, None], np.arange(m)[None, :], Y.T] += 3.0
-    return Y, y, bl.softmax(logits.reshape(n * m, K)).reshape(n, m, K)
+    return Y, y, softmax(logits.reshape(n * m, K)).reshape(n, m, K)
 
 
 @pytest.mark.parametrize(("n", "size"), [(30, 31), (25, 32), (20, 33)])

@@ -1,6 +1,6 @@
 """Issue 15: the LaF study split into independent jobs writes what one job writes.
 
-The one-shot path (labelfree.laf.study.run_study, what rule laf_zoo ran before the split) and the
+The one-shot path (labelfree.laf.run.run_study, what rule laf_zoo ran before the split) and the
 split path (run_part per part, then merge_parts, the rules laf_part and laf_zoo) run on the same
 small synthetic zoos, a clone control included; their raw files and every table built from them
 must be equal byte for byte, wall-clock times aside (they cannot repeat between two runs).
@@ -16,11 +16,11 @@ import pandas as pd
 import pytest
 
 from labelfree import store
-from labelfree.laf.experiment import StudyParams
-from labelfree.laf.layout import partition
+from labelfree.laf.plan import partition
 from labelfree.laf.report import write_all
-from labelfree.laf.study import (
+from labelfree.laf.run import (
     SetInputs,
+    StudyParams,
     analyse_sets,
     clone_control,
     merge_parts,

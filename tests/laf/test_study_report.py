@@ -7,17 +7,17 @@ import pandas as pd
 import pytest
 
 from labelfree import store
-from labelfree.laf.baselines import softmax
-from labelfree.laf.experiment import StudyParams, analyse_testset
 from labelfree.laf.report import required_failures, table_checks, write_all
-from labelfree.laf.study import (
+from labelfree.laf.run import (
     SetInputs,
+    StudyParams,
+    analyse_testset,
     clone_control,
     load_testset,
     pick_clone,
     run_study,
-    softmax32,
 )
+from labelfree.numerics import softmax, softmax32
 
 TESTSETS = {"id": 0.0, "gaussian_noise-1": 0.1, "gaussian_noise-5": 0.45, "natural-thick": 0.2}
 

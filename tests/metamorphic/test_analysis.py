@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from labelfree.metamorphic import analysis as an
-from labelfree.metamorphic import tables as tb
+from labelfree.metamorphic import report as tb
 from labelfree.metamorphic.oracle import Verdicts
 
 # Table 5 (spec 5, RQ3): reproduced accuracy and MR-1 / MR-2 / MR-1&2 ratios, in %
@@ -113,9 +113,9 @@ def test_rq1_export_draws_cochran_sized_samples_of_flags():
     images = pd.DataFrame({"zoo": "z", "model": "nasnet", "base": "b", "colourset": "c3",
                            "id": np.arange(n), "gt": 0, "pred": 0, "certainty": 0.5, "area_ratio": 0.1,
                            "correct": correct, "mr1": mr1, "mr2": mr2})
-    mm = {"zoos": {"z": {"role": "unbiased", "main": "b"}}, "colourset_main": "c3",
+    study = {"zoos": {"z": {"role": "unbiased", "main": "b"}}, "colourset_main": "c3",
           "rq1": {"base": "b", "models": [], "z": 1.96, "e": 0.05, "seed": 0}}
-    sizes, sample = tb.rq1_annotation(images, pd.DataFrame(), mm)
+    sizes, sample = tb.rq1_annotation(images, pd.DataFrame(), study)
     s2 = sizes[sizes["MR"] == "MR-2"].iloc[0]
     assert s2["total_flags"] == 3634 and s2["cochran_sample"] == 348
     got = sample[sample["MR"] == "MR-2"]["id"].to_numpy()
@@ -123,7 +123,7 @@ def test_rq1_export_draws_cochran_sized_samples_of_flags():
     s1 = sizes[sizes["MR"] == "MR-1"].iloc[0]
     assert s1["total_flags"] == int((mr1 & correct).sum())
     assert s1["cochran_sample"] == an.cochran(s1["total_flags"]) == (sample["MR"] == "MR-1").sum()
-    _, again = tb.rq1_annotation(images, pd.DataFrame(), mm)
+    _, again = tb.rq1_annotation(images, pd.DataFrame(), study)
     assert again.equals(sample)  # seeded
 
 

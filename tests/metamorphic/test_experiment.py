@@ -14,17 +14,18 @@ import pandas as pd
 import pytest
 
 from labelfree.config import validate_config
-from labelfree.metamorphic import experiment as ex
-from labelfree.metamorphic import tables as tb
+from labelfree.metamorphic import plan
+from labelfree.metamorphic import report as tb
+from labelfree.metamorphic import run as ex
 from labelfree.store import read_image_set, write_inference
 
 
-def _mm(repo_root):
+def _study(repo_root):
     cfg = {
         "metamorphic": {
             "testsets": {
                 "rho09": {"options": {"n": 60, "rho": 0.9, "defects": True, "counterfactuals": 3}},
-                "rq2": {"group": "mm_c15", "coloursets": ["c15"],
+                "rq2": {"group": "metamorphic_c15", "coloursets": ["c15"],
                         "options": {"n": 40, "rho": 0.9, "defects": True}},
             },
             "zoos": {"z_unb": {"role": "unbiased", "main": "rho09"},
@@ -44,14 +45,14 @@ def _logits(kind: str, x_set, base_set, n_col: int | None, cf: bool) -> np.ndarr
     n = len(base_set.y)
     y = base_set.y
     fam = base_set.extras["bg_family"]
-    src = x_set.extras["mm_src"]
+    src = x_set.extras["metamorphic_src"]
     out = np.zeros((len(src), 10))
     if cf:
         cf_family = x_set.extras["cf_family"]
         lab = y[src] if kind == "object" else cf_family
         out[np.arange(len(src)), lab] = 5.0
         return out
-    variant = x_set.extras["mm_variant"]
+    variant = x_set.extras["metamorphic_variant"]
     obj_filled = (variant >= 1) & (variant <= n_col)
     bg_filled = variant > n_col
     if kind == "object":
@@ -69,33 +70,33 @@ def _logits(kind: str, x_set, base_set, n_col: int | None, cf: bool) -> np.ndarr
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory, repo_root):
-    mm = _mm(repo_root)
-    tmp = tmp_path_factory.mktemp("mm")
-    written = ex.write_testsets("d", mm["testsets"], mm, 0, tmp / "testsets")
+    study = _study(repo_root)
+    tmp = tmp_path_factory.mktemp("study")
+    written = ex.write_testsets("d", study["testsets"], study, 0, tmp / "testsets")
     assert len(written) == 5  # 2 bases, rho09 c3 + cf, rq2 c15
     summaries, images = [], []
     for zoo, kind in (("z_unb", "object"), ("z_bia", "background")):
         sheet = pd.DataFrame([{"model": f"{zoo}_m", "width": 16, "epochs": 3, "seed": 0}])
         infer = {}
-        for base, bcfg in mm["testsets"].items():
-            base_set = read_image_set(tmp / "testsets" / f"mm-{base}.npz")
-            for t in ex.base_testsets(base, bcfg):
+        for base, bcfg in study["testsets"].items():
+            base_set = read_image_set(tmp / "testsets" / f"metamorphic-{base}.npz")
+            for t in plan.base_testsets(base, bcfg):
                 xs = read_image_set(tmp / "testsets" / f"{t}.npz")
                 n_col = None if t.endswith("-cf") else (15 if t.endswith("c15") else 3)
                 logits = _logits(kind, xs, base_set, n_col, t.endswith("-cf"))
                 p = tmp / "infer" / zoo / t / f"{zoo}_m.npz"
                 write_inference(p, {t: {"logits": logits.astype(np.float32)}})
                 infer[(t, f"{zoo}_m")] = str(p)
-        paths = {b: str(tmp / "testsets" / f"mm-{b}.npz") for b in mm["testsets"]}
-        s, im = ex.zoo_verdicts(zoo, mm["zoos"][zoo]["role"], sheet, mm["testsets"], paths, infer, mm)
+        paths = {b: str(tmp / "testsets" / f"metamorphic-{b}.npz") for b in study["testsets"]}
+        s, im = ex.zoo_verdicts(zoo, study["zoos"][zoo]["role"], sheet, study["testsets"], paths, infer, study)
         summaries.append(s)
         images.append(im)
     summary = pd.concat(summaries, ignore_index=True)
     images = pd.concat(images, ignore_index=True)
-    gallery = {"base": str(tmp / "testsets" / "mm-rho09.npz"),
-               "followups": str(tmp / "testsets" / "mm-rho09-c3.npz")}
-    res = tb.write_report(summary, images, mm, tmp / "out", gallery)
-    return mm, tmp, summary, images, res
+    gallery = {"base": str(tmp / "testsets" / "metamorphic-rho09.npz"),
+               "followups": str(tmp / "testsets" / "metamorphic-rho09-c3.npz")}
+    res = tb.write_report(summary, images, study, tmp / "out", gallery)
+    return study, tmp, summary, images, res
 
 
 def test_known_verdicts(run):
@@ -122,11 +123,11 @@ def test_oracle_precision_sees_the_defects(run):
 
 
 def test_report_outputs_and_checks(run):
-    mm, tmp, _, _, res = run
+    study, tmp, _, _, res = run
     out = tmp / "out"
-    for t in map(tb.out_name, tb.TABLES):
+    for t in map(tb.out_name, plan.TABLES):
         assert (out / "tables" / f"{t}.csv").exists() and (out / "tables" / f"{t}.md").exists(), t
-    for f in map(tb.out_name, tb.FIGURES):
+    for f in map(tb.out_name, plan.FIGURES):
         assert (out / "figures" / f"{f}.png").exists() and (out / "figures" / f"{f}.pdf").exists(), f
     checks = pd.read_csv(out / "tables" / "extra-all-checks.csv")
     hard = checks[checks["hard"]]
@@ -140,14 +141,14 @@ def test_report_outputs_and_checks(run):
 
 
 def test_config_errors_name_the_key(repo_root):
-    mm = _mm(repo_root)
-    bad = copy.deepcopy(mm)
+    study = _study(repo_root)
+    bad = copy.deepcopy(study)
     bad["zoos"]["z_unb"]["main"] = "nope"
     zoos = {"z_unb": {"dataset": "d"}, "z_bia": {"dataset": "d"}}
-    with pytest.raises(ex.ExperimentError, match="main"):
-        ex.check_config(bad, zoos, {"d": {"source": "digitscenes"}})
-    with pytest.raises(ex.ExperimentError, match="digitscenes"):
-        ex.check_config(mm, zoos, {"d": {"source": "digits"}})
+    with pytest.raises(plan.ExperimentError, match="main"):
+        plan.check_config(bad, zoos, {"d": {"source": "digitscenes"}})
+    with pytest.raises(plan.ExperimentError, match="digitscenes"):
+        plan.check_config(study, zoos, {"d": {"source": "digits"}})
 
 
 def test_epoch_rows_are_checkpoints_of_one_run():

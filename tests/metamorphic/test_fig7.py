@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from labelfree.metamorphic.tables import _fig7
+from labelfree.metamorphic.report import _fig7
 
 MM = {"rq1": {"base": "box"}, "colourset_main": "c3"}
 

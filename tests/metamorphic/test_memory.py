@@ -2,7 +2,7 @@
 metamorphic bullet 4 and "Done when"; bench/metamorphic_memory.py measures the RSS at paper
 shape, bench/results/metamorphic_memory.md).
 
-``write_testsets`` (rule mm_testsets) reads sources, computes regions and writes the base and
+``write_testsets`` (rule metamorphic_testsets) reads sources, computes regions and writes the base and
 the c3 follow-ups ``chunk`` sources at a time. The measurements run in one fresh interpreter with
 ``tracemalloc`` on, which sees every numpy array buffer (numpy reports its allocations to it), so
 the peak above what was held before the call is what the writer allocated, not the
@@ -23,21 +23,21 @@ import numpy as np
 import pytest
 
 from labelfree.data.imagenet import box_distance
-from labelfree.metamorphic.chunked import NpzStreamWriter
+from labelfree.metamorphic.run import NpzStreamWriter
 
 SIDE = 64
 CHILD = r"""
 import sys, tracemalloc
 tracemalloc.start()
-from labelfree.metamorphic import experiment as ex
+from labelfree.metamorphic import run as ex
 tmp, runs = sys.argv[1], [tuple(map(int, a.split(":"))) for a in sys.argv[2:]]
-mm = {"bbox_pad_px": 5, "mask_pad_px": 0, "reencode": "none", "coloursets": {}}
+study = {"bbox_pad_px": 5, "mask_pad_px": 0, "reencode": "none", "coloursets": {}}
 for k, (n, chunk) in enumerate([runs[0], *runs]):  # run 0 again first: the lazy imports
     bcfg = {"split": "val", "region": "box", "coloursets": ["c3"], "parts": max(1, n // 32),
             "options": {}}
     tracemalloc.reset_peak()
     held = tracemalloc.get_traced_memory()[0]  # module state allocated since start()
-    ex.write_testsets("t", {"val": bcfg}, {**mm, "chunk": chunk}, 0, f"{tmp}/ts{k}",
+    ex.write_testsets("t", {"val": bcfg}, {**study, "chunk": chunk}, 0, f"{tmp}/ts{k}",
                       {"val": f"{tmp}/split{n}.npz"})
     if k:
         print(tracemalloc.get_traced_memory()[1] - held)
@@ -80,14 +80,14 @@ def test_writer_peak_grows_with_the_chunk_not_the_dataset(tmp_path):
 ORIG_CHILD = r"""
 import sys, tracemalloc
 tracemalloc.start()
-from labelfree.metamorphic import experiment as ex
+from labelfree.metamorphic import run as ex
 tmp, runs = sys.argv[1], [tuple(map(int, a.split(":"))) for a in sys.argv[2:]]
-mm = {"bbox_pad_px": 5, "mask_pad_px": 0, "reencode": "none", "coloursets": {}, "fill_at": "original"}
+study = {"bbox_pad_px": 5, "mask_pad_px": 0, "reencode": "none", "coloursets": {}, "fill_at": "original"}
 for k, (n, chunk) in enumerate([runs[0], *runs]):  # run 0 again first: the lazy imports
     bcfg = {"split": "val", "region": "box", "coloursets": ["c3"], "parts": 1, "options": {}}
     tracemalloc.reset_peak()
     held = tracemalloc.get_traced_memory()[0]
-    ex.write_testsets("t", {"val": bcfg}, {**mm, "chunk": chunk}, 0, f"{tmp}/ots{k}",
+    ex.write_testsets("t", {"val": bcfg}, {**study, "chunk": chunk}, 0, f"{tmp}/ots{k}",
                       {"val": f"{tmp}/o{n}/val.npz"}, {"val": f"{tmp}/o{n}/meta.json"})
     if k:
         print(tracemalloc.get_traced_memory()[1] - held)

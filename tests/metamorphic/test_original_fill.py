@@ -17,8 +17,9 @@ from PIL import Image
 
 from labelfree.config import validate_config
 from labelfree.data.registry import prepare_dataset
-from labelfree.metamorphic import experiment as ex
 from labelfree.metamorphic import originals as og
+from labelfree.metamorphic import plan
+from labelfree.metamorphic import run as ex
 from labelfree.store import read_image_set
 from tests.voc import write_voc
 
@@ -62,13 +63,13 @@ def _padded(shape, boxes, pad):
     return m
 
 
-def _write(tmp, bcfg, fill_at="original", **mm_edits):
-    mm = {"bbox_pad_px": 2, "mask_pad_px": 0, "chunk": 3, "reencode": "none", "coloursets": {},
-          "fill_at": fill_at, **mm_edits}
+def _write(tmp, bcfg, fill_at="original", **edits):
+    study = {"bbox_pad_px": 2, "mask_pad_px": 0, "chunk": 3, "reencode": "none", "coloursets": {},
+          "fill_at": fill_at, **edits}
     out = tmp / f"ts-{fill_at}"
-    ex.write_testsets("d", {"b": bcfg}, mm, 0, out, {"b": str(tmp / "data" / "val.npz")},
+    ex.write_testsets("d", {"b": bcfg}, study, 0, out, {"b": str(tmp / "data" / "val.npz")},
                       {"b": str(tmp / "data" / "meta.json")})
-    return read_image_set(out / "mm-b.npz"), read_image_set(out / "mm-b-c3.npz")
+    return read_image_set(out / "metamorphic-b.npz"), read_image_set(out / "metamorphic-b-c3.npz")
 
 
 def test_fill_at_original_then_resize_matches_pil_and_differs_from_resize_then_fill(imagenet_split):
@@ -103,12 +104,12 @@ def test_store_geometry_from_the_originals(imagenet_split):
     tmp, originals, boxes = imagenet_split
     bcfg = {"split": "val", "region": "box", "coloursets": ["c3"], "parts": 2, "options": {},
             "size": 12, "aspect": "squash"}
-    mm = {"bbox_pad_px": 2, "mask_pad_px": 0, "chunk": 3, "reencode": "none", "coloursets": {},
+    study = {"bbox_pad_px": 2, "mask_pad_px": 0, "chunk": 3, "reencode": "none", "coloursets": {},
           "fill_at": "original"}
     out = tmp / "ts-sq"
-    ex.write_testsets("d", {"b": bcfg}, mm, 0, out, {"b": str(tmp / "data" / "val.npz")},
+    ex.write_testsets("d", {"b": bcfg}, study, 0, out, {"b": str(tmp / "data" / "val.npz")},
                       {"b": str(tmp / "data" / "meta.json")})
-    base = read_image_set(out / "mm-b.npz")
+    base = read_image_set(out / "metamorphic-b.npz")
     for i, rgb in enumerate(originals):
         ref = np.asarray(Image.fromarray(rgb).resize((12, 12), Image.BILINEAR))
         assert np.array_equal(base.x[i], ref)
@@ -118,7 +119,7 @@ def test_store_geometry_from_the_originals(imagenet_split):
         assert np.array_equal(base.extras["region"][i], r[rows[:, None], cols[None, :]])
         obj = rgb.copy()
         obj[r] = np.array([127, 127, 127], np.uint8)
-        part = read_image_set(out / f"mm-b-c3-part{i:03d}.npz")  # one source per part
+        part = read_image_set(out / f"metamorphic-b-c3-part{i:03d}.npz")  # one source per part
         assert np.array_equal(part.x.reshape(7, 12, 12, 3)[2],
                               np.asarray(Image.fromarray(obj).resize((12, 12), Image.BILINEAR)))
 
@@ -126,11 +127,11 @@ def test_store_geometry_from_the_originals(imagenet_split):
 def test_original_fill_needs_the_index_and_a_geometry_needs_originals(imagenet_split):
     tmp, _, _ = imagenet_split
     bcfg = {"split": "val", "region": "box", "coloursets": ["c3"], "parts": 1, "options": {}}
-    mm = {"bbox_pad_px": 2, "mask_pad_px": 0, "reencode": "none", "coloursets": {}, "fill_at": "original"}
-    with pytest.raises(ex.ExperimentError, match="needs the dataset's meta.json"):
-        ex.write_testsets("d", {"b": bcfg}, mm, 0, tmp / "x", {"b": str(tmp / "data" / "val.npz")})
-    with pytest.raises(ex.ExperimentError, match="needs fill_at 'original'"):
-        ex.write_testsets("d", {"b": {**bcfg, "size": 12}}, {**mm, "fill_at": "stored"}, 0, tmp / "x",
+    study = {"bbox_pad_px": 2, "mask_pad_px": 0, "reencode": "none", "coloursets": {}, "fill_at": "original"}
+    with pytest.raises(plan.ExperimentError, match="needs the dataset's meta.json"):
+        ex.write_testsets("d", {"b": bcfg}, study, 0, tmp / "x", {"b": str(tmp / "data" / "val.npz")})
+    with pytest.raises(plan.ExperimentError, match="needs fill_at 'original'"):
+        ex.write_testsets("d", {"b": {**bcfg, "size": 12}}, {**study, "fill_at": "stored"}, 0, tmp / "x",
                           {"b": str(tmp / "data" / "val.npz")})
 
 
@@ -197,22 +198,22 @@ def test_paper_configs_give_each_model_its_geometry(repo_root):
     """Spec 4.2: ResNet-50 keeps the aspect ratio, the TResNets squash; the COCO paper config puts
     each on a base of its own geometry and fills at original resolution (spec 2.2), and
     check_config refuses the ResNet-50 on the squashed store (the state before this fix)."""
-    mm, zoos, datasets = _coco_paper(repo_root)
-    assert mm["fill_at"] == "original"
-    ex.check_config(mm, zoos, datasets)
-    assert og.base_geometry(mm["testsets"]["val_r50"], datasets["mm_coco"]) == (256, "keep")
-    assert og.base_geometry(mm["testsets"]["val"], datasets["mm_coco"]) == (640, "squash")
-    assert ex.model_aspect("imagenet@256/224") == "keep" and ex.model_aspect("scale01@448") == "squash"
-    assert ex.model_aspect("torchvision:ResNet50_Weights.IMAGENET1K_V1") == "keep"
-    assert ex.model_aspect("imagenet") is None
-    with pytest.raises(ex.ExperimentError, match="'resnet50_coco' of zoo 'mm_coco_r50'.*keeps the aspect"):
-        ex.check_config(*_coco_paper(repo_root, **{"metamorphic.testsets.val_r50.aspect": ""}))
-    with pytest.raises(ex.ExperimentError, match=r"testsets.val_r50.size: 200 is smaller than the 256 px"):
-        ex.check_config(*_coco_paper(repo_root, **{"metamorphic.testsets.val_r50.size": 200}))
-    with pytest.raises(ex.ExperimentError, match="COCO annotations are instance masks"):
-        ex.check_config(*_coco_paper(repo_root, **{"metamorphic.testsets.val.region": "box"}))
-    with pytest.raises(ex.ExperimentError, match="needs a `split` base and fill_at: original"):
-        ex.check_config(*_coco_paper(repo_root, **{"metamorphic.fill_at": "stored"}))
+    study, zoos, datasets = _coco_paper(repo_root)
+    assert study["fill_at"] == "original"
+    plan.check_config(study, zoos, datasets)
+    assert plan.base_geometry(study["testsets"]["val_r50"], datasets["mm_coco"]) == (256, "keep")
+    assert plan.base_geometry(study["testsets"]["val"], datasets["mm_coco"]) == (640, "squash")
+    assert plan.model_aspect("imagenet@256/224") == "keep" and plan.model_aspect("scale01@448") == "squash"
+    assert plan.model_aspect("torchvision:ResNet50_Weights.IMAGENET1K_V1") == "keep"
+    assert plan.model_aspect("imagenet") is None
+    with pytest.raises(plan.ExperimentError, match="'resnet50_coco' of zoo 'mm_coco_r50'.*keeps the aspect"):
+        plan.check_config(*_coco_paper(repo_root, **{"metamorphic.testsets.val_r50.aspect": ""}))
+    with pytest.raises(plan.ExperimentError, match=r"testsets.val_r50.size: 200 is smaller than the 256 px"):
+        plan.check_config(*_coco_paper(repo_root, **{"metamorphic.testsets.val_r50.size": 200}))
+    with pytest.raises(plan.ExperimentError, match="COCO annotations are instance masks"):
+        plan.check_config(*_coco_paper(repo_root, **{"metamorphic.testsets.val.region": "box"}))
+    with pytest.raises(plan.ExperimentError, match="needs a `split` base and fill_at: original"):
+        plan.check_config(*_coco_paper(repo_root, **{"metamorphic.fill_at": "stored"}))
     imagenet = validate_config(yaml.safe_load((repo_root / "config" / "paper" / "metamorphic-imagenet.yaml")
                                               .read_text()), repo_root / "config" / "schema.yaml")
     assert imagenet["metamorphic"]["fill_at"] == "original"

@@ -12,9 +12,9 @@ from PIL import Image
 
 from labelfree.config import validate_config
 from labelfree.data.imagenet import ImageNetVal, resize_keep_aspect
-from labelfree.metamorphic import chunked as ck
-from labelfree.metamorphic import experiment as ex
 from labelfree.metamorphic import followups as fu
+from labelfree.metamorphic import plan
+from labelfree.metamorphic import run as ex
 from labelfree.metamorphic.regions import RegionError
 from labelfree.store import read_image_set, write_image_set, write_inference
 from tests.voc import write_voc
@@ -48,15 +48,15 @@ def test_imagenet_box_padding_applies_in_original_pixels(wide_imagenet, tmp_path
     s = ds.materialise(size=40)
     split = tmp_path / "val.npz"
     write_image_set(split, s.x, s.y, **s.extras)
-    mm = {"bbox_pad_px": 5, "mask_pad_px": 0}
-    a = ex.make_base("val", {"split": "val", "region": "box"}, mm, 0, str(split))
+    study = {"bbox_pad_px": 5, "mask_pad_px": 0}
+    a = ex.make_base("val", {"split": "val", "region": "box"}, study, 0, str(split))
     assert np.array_equal(a["region"][0], _padded_by_hand(5)[:, 10:50])
     assert np.array_equal(s.extras["masks"][0], _padded_by_hand(0)[:, 10:50])
     assert a["region"][0].sum() > s.extras["masks"][0].sum()  # the padding is on
     # area ratio: unpadded boxes over the original image (spec 3)
     assert a["area_ratio"][0] == pytest.approx(_padded_by_hand(0).mean())
     with pytest.raises(RegionError, match="bbox_pad_px would be silently ignored"):
-        ex.make_base("val", {"split": "val", "region": "mask"}, mm, 0, str(split))
+        ex.make_base("val", {"split": "val", "region": "mask"}, study, 0, str(split))
 
 
 def test_imagenet_keeps_aspect_ratio_like_torchvision(wide_imagenet):
@@ -88,18 +88,18 @@ def _paper_cfg(repo_root, **edits):
 def test_input_sizes_come_from_the_weights_transforms(repo_root):
     """torchvision's weights transforms: Inception v3 resize 342 / crop 299, ResNet-50 256 / 224
     (torchvision.models docs); the store must be at least the largest resize of the zoo."""
-    assert ex.weights_geometry("torchvision:Inception_V3_Weights.IMAGENET1K_V1") == (342, 299)
-    assert ex.weights_geometry("torchvision:ResNet50_Weights.IMAGENET1K_V1") == (256, 224)
-    assert ex.weights_geometry("imagenet") is None
-    mm, zoos, datasets = _paper_cfg(repo_root)
-    assert ex.source_size_needed(zoos["mm_imagenet"]["grid"]) == (342, "inception_v3")
-    ex.check_config(mm, zoos, datasets)  # the shipped paper config passes
-    mm, zoos, datasets = _paper_cfg(repo_root, **{"datasets.mm_imagenet.options.size": 256})
-    with pytest.raises(ex.ExperimentError, match="342 px that model 'inception_v3'"):
-        ex.check_config(mm, zoos, datasets)
-    mm, zoos, datasets = _paper_cfg(repo_root, **{"metamorphic.testsets.val.region": "mask"})
-    with pytest.raises(ex.ExperimentError, match="ImageNet annotations are boxes"):
-        ex.check_config(mm, zoos, datasets)
+    assert plan.weights_geometry("torchvision:Inception_V3_Weights.IMAGENET1K_V1") == (342, 299)
+    assert plan.weights_geometry("torchvision:ResNet50_Weights.IMAGENET1K_V1") == (256, 224)
+    assert plan.weights_geometry("imagenet") is None
+    study, zoos, datasets = _paper_cfg(repo_root)
+    assert plan.source_size_needed(zoos["mm_imagenet"]["grid"]) == (342, "inception_v3")
+    plan.check_config(study, zoos, datasets)  # the shipped paper config passes
+    study, zoos, datasets = _paper_cfg(repo_root, **{"datasets.mm_imagenet.options.size": 256})
+    with pytest.raises(plan.ExperimentError, match="342 px that model 'inception_v3'"):
+        plan.check_config(study, zoos, datasets)
+    study, zoos, datasets = _paper_cfg(repo_root, **{"metamorphic.testsets.val.region": "mask"})
+    with pytest.raises(plan.ExperimentError, match="ImageNet annotations are boxes"):
+        plan.check_config(study, zoos, datasets)
 
 
 def test_chunked_parts_hold_the_same_bytes_as_one_set(tmp_path):
@@ -113,10 +113,10 @@ def test_chunked_parts_hold_the_same_bytes_as_one_set(tmp_path):
     boxes[4] = 0  # no annotation
     write_image_set(tmp_path / "split.npz", x, r.integers(0, 5, n), boxes=boxes)
     bcfg = {"split": "val", "region": "box", "coloursets": ["c3"], "parts": 3, "options": {}}
-    mm = {"bbox_pad_px": 1, "mask_pad_px": 0, "chunk": 7, "reencode": "none", "coloursets": {}}
-    written = ex.write_testsets("d", {"b": bcfg}, mm, 0, tmp_path / "ts", {"b": str(tmp_path / "split.npz")})
-    assert [p.name for p in written] == ["mm-b.npz"] + [f"mm-b-c3-part{k:03d}.npz" for k in range(3)]
-    base = read_image_set(tmp_path / "ts" / "mm-b.npz")
+    study = {"bbox_pad_px": 1, "mask_pad_px": 0, "chunk": 7, "reencode": "none", "coloursets": {}}
+    written = ex.write_testsets("d", {"b": bcfg}, study, 0, tmp_path / "ts", {"b": str(tmp_path / "split.npz")})
+    assert [p.name for p in written] == ["metamorphic-b.npz"] + [f"metamorphic-b-c3-part{k:03d}.npz" for k in range(3)]
+    base = read_image_set(tmp_path / "ts" / "metamorphic-b.npz")
     ref, _, _ = fu.make_followup_set(x, base.extras["region"], fu.COLOURSETS["c3"], base.extras["has_region"])
     parts = [read_image_set(p) for p in written[1:]]
     got = np.concatenate([p.x.reshape(7, -1, 12, 12, 3) for p in parts], axis=1).reshape(ref.shape)
@@ -124,8 +124,8 @@ def test_chunked_parts_hold_the_same_bytes_as_one_set(tmp_path):
     assert not base.extras["has_region"][4] and base.extras["has_region"].sum() == n - 1
     # logits of the parts reassemble to the one-set layout (V * N, K)
     infer = {}
-    for t, p in zip(ex.followup_names("b", bcfg, "c3"), parts, strict=True):
-        logit = np.stack([p.extras["mm_variant"], p.extras["mm_src"]], axis=1).astype(np.float32)
+    for t, p in zip(plan.followup_names("b", bcfg, "c3"), parts, strict=True):
+        logit = np.stack([p.extras["metamorphic_variant"], p.extras["metamorphic_src"]], axis=1).astype(np.float32)
         path = tmp_path / "inf" / f"{t}.npz"
         write_inference(path, {t: {"logits": logit}})
         infer[(t, "m")] = str(path)
@@ -137,13 +137,13 @@ def test_chunked_parts_hold_the_same_bytes_as_one_set(tmp_path):
 def test_stream_writer_matches_savez(tmp_path):
     """The streamed .npz reads back exactly (np.load) and row-chunk reads match."""
     a = np.arange(5 * 4 * 3, dtype=np.float32).reshape(5, 4, 3)
-    with ck.NpzStreamWriter(tmp_path / "s.npz") as w:
+    with ex.NpzStreamWriter(tmp_path / "s.npz") as w:
         w.add("a", a, rows=2)
         w.add("s", np.int64(7))
     z = np.load(tmp_path / "s.npz")
     assert np.array_equal(z["a"], a) and int(z["s"]) == 7
-    rows = ck.npz_rows(tmp_path / "s.npz")["a"]
+    rows = ex.npz_rows(tmp_path / "s.npz")["a"]
     assert np.array_equal(rows[1:4], a[1:4]) and rows.shape == a.shape
-    with pytest.raises(ck.ChunkedError, match="got 2 rows"), ck.NpzStreamWriter(tmp_path / "bad.npz") as w:
+    with pytest.raises(ex.ChunkedError, match="got 2 rows"), ex.NpzStreamWriter(tmp_path / "bad.npz") as w:
         w.add_chunks("a", (3, 2), np.uint8, [np.zeros((2, 2), np.uint8)])
     assert not (tmp_path / "bad.npz").exists()

@@ -3,7 +3,7 @@
 Smoke (.test/config/config.yaml): tiny, mostly near-chance models, so checks A-F are computed but only
 the oracle-only part of F is asserted (every invalid flag comes from a defect scene).
 
-Default (config/config.yaml, `mm_report` only, about 3 min on 2 cores): the hard checks of spec
+Default (config/config.yaml, `metamorphic_report` only, about 3 min on 2 cores): the hard checks of spec
 7.4 that hold at this scale are asserted from results/metamorphic/tables/extra-all-checks.csv: B (under the
 documented switch `metamorphic.checks.b_min_accuracy_over_chance`, named in its row), C, D, E
 and F. Check A is not asserted: over 5 training seeds of the biased and the unbiased width-8
@@ -18,34 +18,35 @@ import math
 import pandas as pd
 import pytest
 
-from labelfree.metamorphic.tables import FIGURES, TABLES, out_name
+from labelfree.metamorphic.plan import FIGURES, TABLES
+from labelfree.metamorphic.report import out_name
 from tests.workflow.runner import REPO, run_snakemake
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def mm_smoke(smoke_run):
-    """The whole smoke run (tests/conftest.py), which includes `mm_report`."""
+def metamorphic_smoke(smoke_run):
+    """The whole smoke run (tests/conftest.py), which includes `metamorphic_report`."""
     return smoke_run
 
 
 def test_library_and_rule_declare_the_same_outputs():
-    """The report rule's declared outputs (MM_TABLES / MM_FIGURES in metamorphic.smk) are the
+    """The report rule's declared outputs (METAMORPHIC_TABLES / METAMORPHIC_FIGURES in metamorphic.smk) are the
     library's TABLES / FIGURES: nothing the library writes is undeclared, nothing declared is
     left to Snakemake's missing-output error."""
     from tests.test_fidelity_doc import smk_literal
 
     rules = REPO / "workflow" / "rules" / "metamorphic.smk"
-    assert smk_literal(rules, "MM_TABLES") == list(TABLES)
-    assert smk_literal(rules, "MM_FIGURES") == list(FIGURES)
+    assert smk_literal(rules, "METAMORPHIC_TABLES") == list(TABLES)
+    assert smk_literal(rules, "METAMORPHIC_FIGURES") == list(FIGURES)
 
 
-def test_every_table_and_figure(mm_smoke):
+def test_every_table_and_figure(metamorphic_smoke):
     """Every declared table has rows; the RQ1 sample sizes are Cochran's (recomputed by hand from
     each row's flags, z and e); Fig. 6's shares of each MR sum to 1 over n = 1..#models (NaN
     when no input is flagged)."""
-    root = mm_smoke / "results" / "metamorphic"
+    root = metamorphic_smoke / "results" / "metamorphic"
     for t in TABLES:
         assert len(pd.read_csv(root / "tables" / f"{out_name(t)}.csv")) > 0, t
     for f in FIGURES:
@@ -65,12 +66,12 @@ def test_every_table_and_figure(mm_smoke):
             assert g["share"].sum() == pytest.approx(1.0, abs=1e-3), mr
 
 
-def test_checks_computed_and_invalid_flags_come_from_defects(mm_smoke):
-    checks = pd.read_csv(mm_smoke / "results" / "metamorphic" / "tables" / "extra-all-checks.csv")
+def test_checks_computed_and_invalid_flags_come_from_defects(metamorphic_smoke):
+    checks = pd.read_csv(metamorphic_smoke / "results" / "metamorphic" / "tables" / "extra-all-checks.csv")
     hard = checks[checks["hard"]]
     assert set(hard["check"]) == set("ABCDEF")
     assert len(hard[hard["check"] == "F"]) == 2
-    rq1 = pd.read_csv(mm_smoke / "results" / "metamorphic" / "tables" / "table1-3-all.csv")
+    rq1 = pd.read_csv(metamorphic_smoke / "results" / "metamorphic" / "tables" / "table1-3-all.csv")
     single = rq1[rq1["role"] != "multilabel"]
     assert single["total_flags"].sum() > 0
     # clean scenes give valid follow-ups (padded tight box): no "other" false positives
@@ -79,11 +80,11 @@ def test_checks_computed_and_invalid_flags_come_from_defects(mm_smoke):
     assert (invalid == single["FP_multiple"] + single["FP_incomplete"]).all()
 
 
-def test_follow_up_sets_hold_every_variant(mm_smoke):
+def test_follow_up_sets_hold_every_variant(metamorphic_smoke):
     from labelfree.store import read_image_set
 
-    base = read_image_set(mm_smoke / "results" / "testsets" / "mm_unbiased" / "mm-rho09.npz")
-    fol = read_image_set(mm_smoke / "results" / "testsets" / "mm_unbiased" / "mm-rho09-c3.npz")
+    base = read_image_set(metamorphic_smoke / "results" / "testsets" / "mm_unbiased" / "metamorphic-rho09.npz")
+    fol = read_image_set(metamorphic_smoke / "results" / "testsets" / "mm_unbiased" / "metamorphic-rho09-c3.npz")
     n = len(base)
     assert len(fol) == 7 * n
     assert (fol.x[:n] == base.x).all()
@@ -94,15 +95,15 @@ def test_follow_up_sets_hold_every_variant(mm_smoke):
 
 
 @pytest.fixture(scope="module")
-def mm_default(tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("mm-default")
-    run_snakemake(workdir, "mm_report", configfile=REPO / "config" / "config.yaml", timeout=2400)
+def metamorphic_default(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("metamorphic-default")
+    run_snakemake(workdir, "metamorphic_report", configfile=REPO / "config" / "config.yaml", timeout=2400)
     return pd.read_csv(workdir / "results" / "metamorphic" / "tables" / "extra-all-checks.csv")
 
 
-def test_default_run_hard_checks_hold(mm_default):
+def test_default_run_hard_checks_hold(metamorphic_default):
     """Spec 7.4 / 8 "Small scale": B-F hold on the default run; B's narrowing is the named switch."""
-    c = mm_default
+    c = metamorphic_default
     hard = c[c["kind"] == "hard"]
     for check in "BCDEF":
         rows = hard[hard["check"] == check]

@@ -11,9 +11,10 @@ import ot
 import pytest
 from scipy.optimize import linear_sum_assignment
 
-from labelfree.methods import call, softmax
 from labelfree.methods import cot as C
-from labelfree.methods._common import n_workers
+from labelfree.methods.arrays import n_workers
+from labelfree.methods.registry import call
+from labelfree.numerics import softmax
 
 
 def expanded_assign(P: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from labelfree.methods import MethodInputError, softmax
 from labelfree.methods import estimators as E
+from labelfree.methods.arrays import MethodInputError
+from labelfree.numerics import softmax
 
 
 def _probs(n: int, K: int, seed: int = 0, scale: float = 2.0) -> np.ndarray:

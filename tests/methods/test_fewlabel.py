@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from labelfree.methods import fewlabel as F
-from labelfree.methods import softmax
+from labelfree.numerics import softmax
 
 
 def _zoo(M: int, N: int, K: int, accs, seed: int = 0):

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from labelfree.methods import MethodInputError, call, methods, softmax
+from labelfree.methods.arrays import MethodInputError
+from labelfree.methods.registry import call, methods
+from labelfree.numerics import softmax
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +127,7 @@ def test_pace_labels_reuses_one_fit_with_the_same_picks(zoo, monkeypatch, reduce
     # through the reducer) and once per seed when they are: the accuracies on the picks must equal
     # those of one call("select", "PACE") per (run, budget), the code before the reuse; budgets
     # above PACE's default n_max (180) check that smaller budgets are prefixes of a larger fit
-    import labelfree.pace.core as pc
+    import labelfree.methods.registry as reg
     from labelfree.methods import fewlabel as F
 
     r = np.random.default_rng(5)
@@ -136,8 +138,8 @@ def test_pace_labels_reuses_one_fit_with_the_same_picks(zoo, monkeypatch, reduce
     feats = [r.normal(size=(N, 6)) + 12.0 * np.eye(8, 6)[np.arange(N) % 8]] * M
     budgets, runs = [10, 40, 200], 2
     fits = []
-    real_fit = pc.fit
-    monkeypatch.setattr(pc, "fit", lambda *a, **k: fits.append(real_fit(*a, **k, reduce=reduce))
+    real_fit = reg.pace_fit
+    monkeypatch.setattr(reg, "pace_fit", lambda *a, **k: fits.append(real_fit(*a, **k, reduce=reduce))
                         or fits[-1])
     got = call("fewlabel", "PACE+labels", P, y, budgets, 3, runs, features=feats)
     n_fits = len(fits)

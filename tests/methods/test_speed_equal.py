@@ -1,4 +1,4 @@
-"""The speed rewrites of issue 18 item 6 equal the implementations they replaced (as of d7f250e,
+"""The methods' speed rewrites equal the implementations they replaced (as of d7f250e,
 transcribed below as the references) on random cases."""
 
 from __future__ import annotations
@@ -7,26 +7,24 @@ import numpy as np
 import pytest
 import scipy.linalg
 
-from labelfree.methods import call, softmax
 from labelfree.methods import estimators as E
 from labelfree.methods import fewlabel as F
+from labelfree.methods.registry import call
+from labelfree.numerics import plogp_rows, softmax
 
 
 def _old_plogp_rows(P, eps=0.0, normalise=False):
-    """estimators.plogp_rows at d7f250e: blocks of 256 rows, temporaries per block."""
-    A = np.asarray(P)
-    out = np.empty(A.shape[0])
-    for s in range(0, A.shape[0], 256):
-        p = A[s:s + 256].astype(np.float64)
-        if normalise:
-            p /= p.sum(axis=1, keepdims=True)
-        if eps:
-            lg = np.log(p + eps)
-        else:
-            lg = np.zeros_like(p)
-            np.log(p, out=lg, where=p > 0)
-        out[s:s + 256] = np.einsum("ij,ij->i", p, lg)
-    return out
+    """The per-row definition ``plogp_rows`` keeps bit for bit: the whole array at once, the
+    masked log, numpy's sum along each row (the former ``numerics.entropy``, negated)."""
+    p = np.asarray(P).astype(np.float64)
+    if normalise:
+        p = p / p.sum(axis=1, keepdims=True)
+    if eps:
+        lg = np.log(p + eps)
+    else:
+        lg = np.zeros_like(p)
+        np.log(p, out=lg, where=p > 0)
+    return (p * lg).sum(axis=1)
 
 
 def _old_mano_softmax_sums(p):
@@ -82,7 +80,23 @@ def _zoo(M=3, N=700, K=300, seed=0, dtype=np.float32):
 def test_plogp_rows_bit_equal_to_old(dtype, kw):
     P = _zoo(dtype=dtype)
     for m in range(len(P)):
-        assert np.array_equal(E.plogp_rows(P[m], **kw), _old_plogp_rows(P[m], **kw))
+        assert np.array_equal(plogp_rows(P[m], **kw), _old_plogp_rows(P[m], **kw))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_numerics_entropy_is_the_negated_plogp_rows(dtype):
+    """One implementation: numerics.entropy equals the former whole-array form bit for bit
+    (a one-hot row gives +0.0) and scipy.stats.entropy to rounding."""
+    from scipy.stats import entropy as scipy_entropy
+
+    from labelfree.numerics import entropy
+
+    P = _zoo(dtype=dtype)
+    for p in P:
+        h = entropy(p)
+        assert np.array_equal(h, -_old_plogp_rows(p, normalise=True))
+        assert not np.signbit(h).any()
+        np.testing.assert_allclose(h, scipy_entropy(p.astype(np.float64), axis=1), rtol=1e-12)
 
 
 def test_entropy_and_atc_equal_old():
@@ -236,9 +250,9 @@ def test_plogp_rows_row_subsets_equal_the_full_rows():
     # kth_and_count recomputes only some rows: each row's value must not depend on its block
     P = _zoo(M=1, N=300, K=257, seed=9)[0]
     for kw in (dict(normalise=True), dict(eps=1e-20)):
-        full = E.plogp_rows(P, **kw)
+        full = plogp_rows(P, **kw)
         for idx in ([7], [0, 3], np.arange(5, 200, 3), np.arange(300)[::-1]):
-            assert np.array_equal(E.plogp_rows(P[idx], **kw), full[idx])
+            assert np.array_equal(plogp_rows(P[idx], **kw), full[idx])
 
 
 @pytest.mark.parametrize("kw", [dict(normalise=True), dict(eps=1e-20)])
@@ -246,7 +260,7 @@ def test_float32_screen_bound_holds(kw):
     P = _zoo(M=2, N=2000, K=1000, seed=10)
     for p in P:
         a, e = E.plogp_rows_screen(p, **kw)
-        err = np.abs(a - E.plogp_rows(p, **kw))
+        err = np.abs(a - plogp_rows(p, **kw))
         assert np.all(err <= e) and err.max() < 0.05 * e.min()  # the bound has room to spare
     assert E.plogp_rows_screen(P[0].astype(np.float64), **kw) is None
     assert E.plogp_rows_screen(P[0] * 2, **kw) is None  # entries above 1: no screen
@@ -258,13 +272,13 @@ def test_kth_and_count_equals_the_float64_rows(kw):
     # the row at the threshold; every k from first to last
     P = _zoo(M=2, N=400, K=50, seed=11)
     src, tgt = P[0].copy(), P[1].copy()
-    xs = E.plogp_rows(src, **kw)
+    xs = plogp_rows(src, **kw)
     order = np.argsort(xs)
     src[order[200:205]] = src[order[199]]
     tgt[:50] = src[order[150:200]]
-    xs, xt = E.plogp_rows(src, **kw), E.plogp_rows(tgt, **kw)
+    xs, xt = plogp_rows(src, **kw), plogp_rows(tgt, **kw)
     for k in (0, 1, 150, 199, 200, 203, 204, 205, 399):
         t = np.sort(xs)[k]
         assert E.kth_and_count(src, k, tgt, **kw) == (t, int(np.count_nonzero(xt >= t)))
         got64 = E.kth_and_count(src.astype(np.float64), k, tgt.astype(np.float64), **kw)
-        assert got64[1] == int(np.count_nonzero(E.plogp_rows(tgt.astype(np.float64), **kw) >= got64[0]))
+        assert got64[1] == int(np.count_nonzero(plogp_rows(tgt.astype(np.float64), **kw) >= got64[0]))

@@ -5,8 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from labelfree.pace import allocate, art_order, hamilton, mmd_greedy, mmd_objective
-from labelfree.pace.mmd import kernel_colsums, l2_rows, mmd_criticisms, rbf_rows
+from labelfree.pace.allocate import allocate, hamilton
+from labelfree.pace.art import art_order
+from labelfree.pace.mmd import (
+    kernel_colsums,
+    l2_rows,
+    mmd_criticisms,
+    mmd_greedy,
+    mmd_objective,
+    rbf_rows,
+)
 
 
 # ---- C1: reference rounding ------------------------------------------------------------------

@@ -7,8 +7,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from labelfree.pace.experiment import (
-    EXPERIMENTS,
+from labelfree.pace.inputs import light_images, patch_images, rotate_images, shifted_pool
+from labelfree.pace.plan import EXPERIMENTS
+from labelfree.pace.report import write_all
+from labelfree.pace.run import (
     StudyParams,
     Subject,
     errors,
@@ -16,8 +18,6 @@ from labelfree.pace.experiment import (
     run_subject,
     save_subjects,
 )
-from labelfree.pace.report import write_all
-from labelfree.pace.subjects import light_images, patch_images, rotate_images, shifted_pool
 
 C15 = ["subject", "approach", "feature", "alpha", "reducer", "dim", "min_cluster_size",
        "min_samples", "rounding", "art_mode", "seed", "rep", "budget", "size", "estimate",
@@ -189,7 +189,7 @@ def test_carlini_wagner_l2_is_near_minimal_on_a_linear_model():
     misclassified image is), and within 15 % of it; an attack that cannot run returns the input."""
     import torch
 
-    from labelfree.pace.subjects import adversarial_pool, carlini_wagner_l2
+    from labelfree.pace.inputs import adversarial_pool, carlini_wagner_l2
 
     rng = np.random.default_rng(0)
     d, n = 64, 8

@@ -14,7 +14,8 @@ import warnings
 import numpy as np
 import pytest
 
-from labelfree.pace import allocate, art_order
+from labelfree.pace.allocate import allocate
+from labelfree.pace.art import art_order
 from labelfree.pace.fast_hdbscan import core_distances, hdbscan_prims
 from labelfree.pace.process import cluster, minmax
 
@@ -239,7 +240,7 @@ def test_prim_mst_equals_package_edge_for_edge(seed):
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_fast_path_selections_equal_the_package_path(seed):
     # issue 19: the automatic rule on > 60 features picks the same inputs with either backend
-    from labelfree.pace import select
+    from labelfree.pace.core import select
 
     x = _lhl_like(1500, 128, seed).astype(np.float32)
     a = select(x, 60, reduce="auto", min_cluster_size=40)
@@ -250,11 +251,11 @@ def test_fast_path_selections_equal_the_package_path(seed):
 
 
 def test_cluster_uses_the_fast_path_above_60_features(monkeypatch):
-    import labelfree.pace.fast_hdbscan as fh
+    import labelfree.pace.process as proc
 
     calls = []
-    real = fh.hdbscan_prims
-    monkeypatch.setattr(fh, "hdbscan_prims", lambda *a: calls.append(1) or real(*a))
+    real = proc.hdbscan_prims
+    monkeypatch.setattr(proc, "hdbscan_prims", lambda *a: calls.append(1) or real(*a))
     x = _cases()[0][1]
     a = cluster(x, 30, 4)
     b = cluster(x, 30, 4, backend="hdbscan")

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import labelfree.pace.core as core
-from labelfree.pace import PaceConfig, fit, select
 from labelfree.pace.baselines import (
     ces,
     ces_bins,
@@ -20,6 +19,7 @@ from labelfree.pace.baselines import (
     pace_mmd,
     srs,
 )
+from labelfree.pace.core import PaceConfig, fit, select
 from labelfree.pace.metrics import mse_percent
 
 BUDGETS = list(range(50, 190, 10))

@@ -9,15 +9,9 @@ import pandas as pd
 import pytest
 
 from labelfree.pace.baselines import css_sizes
-from labelfree.pace.experiment import StudyParams, Subject
-from labelfree.pace.surprise import (
-    css_cov,
-    css_cov_rows,
-    fit_lsa,
-    lsa,
-    strata_summary,
-    table_css_cov,
-)
+from labelfree.pace.report import table_css_cov
+from labelfree.pace.run import StudyParams, Subject, css_cov_rows
+from labelfree.pace.surprise import css_cov, fit_lsa, lsa, strata_summary
 
 
 def test_lsa_one_dimension_known_answer():

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 
 from labelfree import store
-from labelfree.methods import call, softmax
-from labelfree.scorecard import metrics as mt
-from labelfree.scorecard import score_zoo
+from labelfree.methods.registry import call
+from labelfree.numerics import softmax
 from labelfree.scorecard.artefacts import read_zoo
+from labelfree.scorecard.core import score_zoo
+from labelfree.stats import spearman
 
 M, N, K, D = 3, 60, 4, 5
 
@@ -66,7 +67,7 @@ def test_scorecard_runs_dispersion_and_fd_only_with_features(artefacts):
               source_features=with_f.features["id"])
     acc = (with_f.probs["shifted"].argmax(2) == with_f.labels["shifted"]).mean(1)
     row = card.ranking.set_index(["method", "set"]).loc[("FD", "shifted")]
-    assert row["spearman"] == pytest.approx(mt.spearman(fd, acc))
+    assert row["spearman"] == pytest.approx(spearman(fd, acc))
     no_f = read_zoo(by_set, sets, [labels[t] for t in sets], kinds, None)
     card = score_zoo(no_f.probs, no_f.labels, no_f.kinds, "id", logits=no_f.logits,
                      features=no_f.features, include=only, budgets=(10,))
@@ -79,12 +80,12 @@ def test_a_zoo_with_multi_label_labels_only_says_why_it_is_not_scored(tmp_path):
     r = np.random.default_rng(1)
     f = tmp_path / "m.npz"
     store.write_inference(f, {t: {"logits": r.normal(size=(N, K)).astype(np.float32)}
-                              for t in ("id", "mm-ml")})
+                              for t in ("id", "metamorphic-ml")})
     paths = []
-    for t in ("id", "mm-ml"):
+    for t in ("id", "metamorphic-ml"):
         paths.append(tmp_path / f"{t}.npz")
         np.savez(paths[-1], y=r.integers(0, 2, (N, K)))  # multi-hot, as DigitScenes writes it
-    z = read_zoo({"id": [f], "mm-ml": [f]}, ["id", "mm-ml"], paths,
-                 {"id": "source", "mm-ml": "mm_ml"})
-    assert not z.probs and z.skipped == {"id": "multi-label", "mm-ml": "multi-label"}
-    assert z.why_unscored().startswith("multi-label labels only (id, mm-ml)")
+    z = read_zoo({"id": [f], "metamorphic-ml": [f]}, ["id", "metamorphic-ml"], paths,
+                 {"id": "source", "metamorphic-ml": "metamorphic_ml"})
+    assert not z.probs and z.skipped == {"id": "multi-label", "metamorphic-ml": "multi-label"}
+    assert z.why_unscored().startswith("multi-label labels only (id, metamorphic-ml)")

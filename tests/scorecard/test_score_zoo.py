@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 
 import labelfree.scorecard.core as core
-from labelfree.methods import softmax
-from labelfree.scorecard import report, score_zoo
+from labelfree.numerics import softmax
+from labelfree.scorecard import report
+from labelfree.scorecard.core import score_zoo
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +100,8 @@ def test_figure_of_a_one_model_zoo_does_not_crash(tmp_path, monkeypatch):
     import matplotlib.axes
     import numpy as np
 
-    from labelfree.scorecard import report, score_zoo
+    from labelfree.scorecard import report
+    from labelfree.scorecard.core import score_zoo
 
     titles = []
     real = matplotlib.axes.Axes.set_title
@@ -184,13 +186,13 @@ def test_multi_model_zoo_has_no_not_applicable_rows(zoo):
 def test_unscored_zoo_lists_every_method_with_its_reason(tmp_path):
     """A zoo whose labels the scorecard cannot score (multi-label only) writes tables that say
     why for every registered method, and a which-method-when row with that reason."""
-    card = core.unscored("multi-label labels only (mm-ml)")
+    card = core.unscored("multi-label labels only (metamorphic-ml)")
     for name, kind in (("estimation", "estimate"), ("ranking", "rank"), ("fewlabel", "fewlabel")):
         t = card.summary[name]
         assert set(t["method"]) == {m.name for m in core.methods(kind)}, name
-        assert (t["note"] == "multi-label labels only (mm-ml)").all(), name
+        assert (t["note"] == "multi-label labels only (metamorphic-ml)").all(), name
     best = report.best_per_kind(card)
-    assert best.to_dict("records")[0]["note"] == "multi-label labels only (mm-ml)"
+    assert best.to_dict("records")[0]["note"] == "multi-label labels only (metamorphic-ml)"
     assert best["estimator"].tolist() == [""]
     assert report.figure(card, tmp_path / "u.png", "u").exists()
     assert "Not scored: multi-label" in report.markdown(card, "u")

@@ -9,9 +9,16 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from labelfree.shifts import CORRUPTIONS, RANDOM_CORRUPTIONS, corrupt, ops, scale_factor
-from labelfree.shifts.corruptions import _swap_pass, defocus_kernel
-from labelfree.shifts.params import resolve_table, table_entry
+from labelfree.shifts import ops
+from labelfree.shifts.corruptions import (
+    RANDOM_CORRUPTIONS,
+    Context,
+    _swap_pass,
+    corrupt,
+    defocus_kernel,
+)
+from labelfree.shifts.corruptions import brightness as bright
+from labelfree.shifts.params import CORRUPTIONS, resolve_table, scale_factor, table_entry
 
 from .conftest import SIZES
 
@@ -264,6 +271,7 @@ def test_zoom_blur_identity_at_unit_zoom():
 
 
 def test_filter2d_fft_path_equals_direct_correlation():
+    # deferred: scipy.ndimage takes 1.3 s to import; this test only
     from scipy import ndimage
 
     g = np.random.default_rng(6)
@@ -297,6 +305,7 @@ def test_bilinear_chunking_and_modes():
     yi, xi = np.meshgrid(np.arange(7), np.arange(9), indexing="ij")
     np.testing.assert_array_equal(ops.bilinear(x, yi, xi), x)
     # scipy's map_coordinates (order 1) agrees inside the image
+    # deferred: scipy.ndimage takes 1.3 s to import; this test only
     from scipy import ndimage
 
     inside_y = g.uniform(0, 6, (7, 9)).astype(np.float32)
@@ -307,9 +316,6 @@ def test_bilinear_chunking_and_modes():
 
 def test_brightness_equals_hsv_round_trip():
     """spec 5.2 (cifar): brightness adds c to the HSV value; the direct scaling is the same."""
-    from labelfree.shifts.corruptions import Context
-    from labelfree.shifts.corruptions import brightness as bright
-
     g = np.random.default_rng(9)
     x = g.random((20, 8, 8, 3)).astype(np.float32)
     x[0] = 0.0  # black pixels become grey V'

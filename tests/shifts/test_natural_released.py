@@ -6,16 +6,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from labelfree.shifts import (
-    NATURAL_SHIFTS,
+from labelfree.seeds import rng
+from labelfree.shifts import released
+from labelfree.shifts.corruptions import corrupt
+from labelfree.shifts.figures import example_grid
+from labelfree.shifts.natural import NATURAL_SHIFTS, natural_shift
+from labelfree.shifts.released import (
+    MNIST_C_NAMES,
     ReleasedArchiveError,
-    corrupt,
-    corruption_sets,
+    available,
+    layout,
     load_released,
-    natural_sets,
-    natural_shift,
 )
-from labelfree.shifts.released import MNIST_C_NAMES, available, layout
+from labelfree.shifts.suite import corruption_sets, natural_sets
+from labelfree.store import save_figure
 
 from .conftest import SIZES
 
@@ -166,8 +170,6 @@ def test_corruption_sets_released_and_fallback(tmp_path, batches):
 
 
 def _rng(*names):
-    from labelfree.seeds import rng
-
     return rng(*names)
 
 
@@ -183,8 +185,6 @@ def test_natural_sets(batches):
 
 def test_release_name_reads_through_data_layer(tmp_path, monkeypatch):
     """`shifts.released.<dataset>: mnist_c` reads the data layer's verified download."""
-    from labelfree.shifts import released
-
     monkeypatch.setattr(released, "DATA_ROOT", str(tmp_path))
     make_mnist_c(tmp_path / "mnist_c" / "mnist_c", ["fog"])
     assert released.layout("mnist_c") == "mnist_c"
@@ -198,9 +198,6 @@ def test_release_name_reads_through_data_layer(tmp_path, monkeypatch):
 
 
 def test_example_grid_figure(batches, tmp_path):
-    from labelfree.shifts.figures import example_grid
-    from labelfree.store import save_figure
-
     x = batches["32x32x3"][:3]
     corrupted = {c: {s: corrupt(x, c, s, 0) for s in (1, 5)} for c in ("fog", "pixelate")}
     natural = {"natural-thin": natural_shift(x, "natural-thin", 0)}

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from labelfree.seeds import rng
-from labelfree.shifts import corrupt, natural_shift
+from labelfree.shifts.corruptions import corrupt
+from labelfree.shifts.natural import natural_shift
 from labelfree.store import read_image_set
 from tests.workflow.runner import run_snakemake
 

@@ -1,4 +1,4 @@
-"""Spec section 7, checks 1-5 (indicators) and 8 (ATC redundancy)."""
+"""The indicators' identities and the ATC column's redundancy (docs/syp.md, readings R1-R5)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,19 @@ import pytest
 import scipy.stats
 from scipy import ndimage
 
+from labelfree.numerics import entropy, softmax
 from labelfree.syp import indicators as ind
 from labelfree.syp.normalise import minmax_within
+from labelfree.syp.plan import COLUMNS
 
 
 def test_entropy_known_values():
     """Check 1: uniform -> ln K, one-hot -> 0, matches scipy.stats.entropy."""
     k = 10
-    assert ind.entropy(np.full((1, k), 1 / k))[0] == pytest.approx(2.302585, abs=1e-6)
-    assert ind.entropy(np.eye(k)).max() == 0.0
+    assert entropy(np.full((1, k), 1 / k))[0] == pytest.approx(2.302585, abs=1e-6)
+    assert entropy(np.eye(k)).max() == 0.0
     p = np.random.default_rng(0).dirichlet(np.ones(k), size=50)
-    np.testing.assert_allclose(ind.entropy(p), scipy.stats.entropy(p, axis=1), rtol=1e-12)
+    np.testing.assert_allclose(entropy(p), scipy.stats.entropy(p, axis=1), rtol=1e-12)
 
 
 def test_atc_threshold_fraction_equals_accuracy():
@@ -26,14 +28,14 @@ def test_atc_threshold_fraction_equals_accuracy():
     n = 997
     logits = g.normal(size=(n, 10)) * 3
     y = np.where(g.random(n) < 0.8, logits.argmax(1), g.integers(0, 10, n))
-    p = ind.softmax(logits)
+    p = softmax(logits)
     thr = ind.atc_threshold(p, y)
-    frac = np.mean(ind.entropy(p) < thr.t)
+    frac = np.mean(entropy(p) < thr.t)
     assert abs(frac - thr.accuracy) <= 1 / n + 1e-12
     # with distinct entropies the fraction is exact, and t is the smallest entropy not below it
-    h = np.sort(ind.entropy(p))
+    h = np.sort(entropy(p))
     assert frac == thr.accuracy and thr.t == h[int(round(thr.accuracy * n))]
-    # (the spec 2.2 example a = 0.9437, N = 10,000 -> element 9437: test_known_answers.py)
+    # (the paper's a = 0.9437, N = 10,000 -> element 9437: test_known_answers.py)
 
 
 def test_atc_forms():
@@ -131,14 +133,14 @@ GOLDEN_REFERENCE_BLUR = 27.223497350904676
 
 def test_feature_order_and_constant_fd():
     """Check 5: columns [H, A, std, IE, blur, FD]; FD identical for all rows of a set."""
-    assert ind.COLUMNS == ("H", "A", "std", "IE", "blur", "FD")
+    assert COLUMNS == ("H", "A", "std", "IE", "blur", "FD")
     g = np.random.default_rng(5)
     p = g.dirichlet(np.ones(10), size=20)
     x = g.integers(0, 256, size=(20, 16, 16, 1)).astype(np.uint8)
     m = ind.indicator_matrix(p, ind.image_indicators(x, "clean"), 3.5, 1.0, "difference")
     assert m.shape == (20, 6)
-    np.testing.assert_allclose(m[:, 0], ind.entropy(p))
-    np.testing.assert_allclose(m[:, 1], 1.0 - ind.entropy(p))
+    np.testing.assert_allclose(m[:, 0], entropy(p))
+    np.testing.assert_allclose(m[:, 1], 1.0 - entropy(p))
     np.testing.assert_allclose(m[:, 2], ind.pixel_std(x))
     assert np.all(m[:, 5] == 3.5)
 

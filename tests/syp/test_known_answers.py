@@ -1,5 +1,6 @@
-"""SYP known-answer tests (issue 13 item 6): hand-computed cases for every indicator and baseline
-score, and values recomputed from the paper's and the kit's tables (spec sections 2.2, 3, 5)."""
+"""SYP known-answer tests: hand-computed cases for every indicator and baseline score, and values
+recomputed from the paper's and the kit's tables (docs/syp.md, readings R1-R3, R9; paper Tables
+1-5)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ import pandas as pd
 import pytest
 import torch
 
+from labelfree.numerics import entropy
 from labelfree.syp import baselines as bl
-from labelfree.syp import experiment as ex
 from labelfree.syp import indicators as ind
 from labelfree.syp import oracle as orc
+from labelfree.syp import report as rep
 from labelfree.syp.aggregate import rmse, select_tau, set_accuracy
 from labelfree.syp.normalise import fit_normaliser
-from labelfree.syp.pipeline import IndicatorTable
+from labelfree.syp.plan import COLUMNS, fig10_variants
+from labelfree.syp.run import IndicatorTable
 
 LN2, LN3, LN4 = math.log(2), math.log(3), math.log(4)
 
@@ -37,19 +40,19 @@ Y5 = np.array([0, 1, 0, 0, 1])
 
 
 def test_entropy_hand_values():
-    """Spec 2.2 / check 1: natural-log entropy of the five rows above."""
-    np.testing.assert_allclose(ind.entropy(P5), H5, rtol=0, atol=1e-15)
+    """Reading R1: natural-log entropy of the five rows above."""
+    np.testing.assert_allclose(entropy(P5), H5, rtol=0, atol=1e-15)
 
 
 def test_atc_threshold_hand_case():
-    """Spec 2.2: t = sorted(H)[ceil(a N)]; a = 3/5, N = 5 -> index 3 of
+    """Reading R2: t = sorted(H)[ceil(a N)]; a = 3/5, N = 5 -> index 3 of
     (0, ln 2, 1.5 ln 2, ln 3, ln 4), i.e. t = ln 3; exactly 3 of 5 entropies lie below it.
     A threshold shifted by one sample (index 2 or 4) gives 1.5 ln 2 or ln 4 and fails."""
     thr = ind.atc_threshold(P5, Y5)
     assert thr.accuracy == 0.6 and thr.n == 5
     assert thr.t == pytest.approx(LN3, abs=1e-15)
-    assert np.mean(ind.entropy(P5) < thr.t) == 0.6
-    # the reference code's ATC column (spec 2.2): ResNet form t - H, RepVGG form H / t
+    assert np.mean(entropy(P5) < thr.t) == 0.6
+    # the reference code's ATC column (reading R2): ResNet form t - H, RepVGG form H / t
     np.testing.assert_allclose(ind.atc_indicator(H5, thr.t, "difference"), LN3 - H5, atol=1e-15)
     np.testing.assert_allclose(ind.atc_indicator(H5, thr.t, "ratio"), H5 / LN3, atol=1e-15)
     np.testing.assert_array_equal(ind.atc_indicator(H5, thr.t, "binary"), [0, 1, 1, 0, 1])
@@ -63,23 +66,23 @@ def _probs_with_entropy_rank(n: int) -> np.ndarray:
 
 @pytest.mark.parametrize("k", [9437, 9439, 51])
 def test_atc_threshold_index_spec_example(k):
-    """Spec 2.2: a = 0.9437 at N = 10,000 selects element 9437 of the sorted entropies (and the
+    """Reading R2: a = 0.9437 at N = 10,000 selects element 9437 of the sorted entropies (and the
     RepVGG-A0's a = 0.9439 element 9439). k = 51: the float product (51/10000)*10000 rounds up to
     52.000...01, whose ceil would move the threshold one sample up; the index is the count."""
     n = 10_000
     p = _probs_with_entropy_rank(n)
     y = np.ones(n, dtype=np.int64)  # argmax is class 0 everywhere: all wrong ...
     y[np.random.default_rng(0).choice(n, k, replace=False)] = 0  # ... except k rows
-    h = np.sort(ind.entropy(p))
+    h = np.sort(entropy(p))
     thr = ind.atc_threshold(p, y)
     assert thr.t == h[k]
-    assert np.sum(ind.entropy(p) < thr.t) == k  # fraction below t equals a exactly
-    # the kit's ATC baseline uses the same quantile on s = -H (spec 3)
-    assert bl.atc_kit_threshold(p, y) == np.sort(-ind.entropy(p))[k]
+    assert np.sum(entropy(p) < thr.t) == k  # fraction below t equals a exactly
+    # the kit's ATC baseline uses the same quantile on s = -H (reading R9)
+    assert bl.atc_kit_threshold(p, y) == np.sort(-entropy(p))[k]
 
 
 def test_baseline_scores_hand_case():
-    """Spec 3, on the five rows above (a = 0.6) and a two-row target set [one-hot, uniform]:
+    """Reading R9, on the five rows above (a = 0.6) and a two-row target set [one-hot, uniform]:
 
     ConfScore = mean max p = (.25 + .5 + 1 + 1/3 + .5)/5 = 31/60; Entropy = mean H;
     kit ATC: s = -H sorted (-ln 4, -ln 3, -1.5 ln 2, -ln 2, 0), t_s = s[3] = -ln 2; the score is
@@ -104,7 +107,7 @@ def test_baseline_scores_hand_case():
 
 @pytest.mark.filterwarnings("ignore:Matrix is singular")
 def test_frechet_distance_hand_case():
-    """Spec 2.2 (squared FD, unbiased covariance): 1-D samples (-1, 1) and (1, 5) have means 0
+    """Reading R3 (squared FD, unbiased covariance): 1-D samples (-1, 1) and (1, 5) have means 0
     and 3 and variances 2 and 8: FD = 3^2 + 2 + 8 - 2 sqrt(16) = 11. 2-D with the second
     coordinate constant: FD adds 0."""
     a = ind.feature_stats(np.array([[-1.0], [1.0]]))
@@ -116,7 +119,7 @@ def test_frechet_distance_hand_case():
 
 
 def test_rotation_score_hand_case():
-    """Spec 3 Rotation: a head trained on features that encode the angle scores 100 % on the
+    """Reading R9, Rotation: a head trained on features that encode the angle scores 100 % on the
     training set; on a set whose 90-degree copies look like the upright ones, 3 of the 4 blocks
     are predicted right: 75 %."""
     n, g = 30, np.random.default_rng(0)
@@ -129,7 +132,7 @@ def test_rotation_score_hand_case():
 
 
 def test_image_indicators_hand_case():
-    """Spec 2.3, reference code: a 1x2x1x1... image with values 0 and 128: std = 64;
+    """Reading R4, reference code: a 1x2x1x1... image with values 0 and 128: std = 64;
     IE = mean(-v ln(v + 1e-6)), v = (0, 0.5) -> -0.5 ln(0.500001)/2."""
     x = np.array([0, 128], dtype=np.uint8).reshape(1, 1, 2, 1)
     assert ind.pixel_std(x)[0] == 64.0
@@ -140,7 +143,7 @@ def test_image_indicators_hand_case():
 
 
 def test_clean_blur_hand_case():
-    """Spec 2.3 clean blur: a single bright pixel (255) at the centre of a 5x5 zero image has the
+    """Reading R4, clean blur: a single bright pixel (255) at the centre of a 5x5 zero image has the
     Laplacian -1020 at the centre and 255 at its 4 neighbours; variance over 25 pixels =
     (1020^2 + 4 * 255^2)/25 - ((-1020 + 4 * 255)/25)^2 = 52020."""
     x = np.zeros((1, 5, 5, 1), np.uint8)
@@ -152,7 +155,7 @@ def test_clean_blur_hand_case():
 # values recomputed from the paper's and the kit's tables
 # ---------------------------------------------------------------------------------------------
 
-#: Kit README per-group RMSEs (CIFAR-10.1 / CIFAR-10.1-C / CIFAR-10-F / overall), spec 5 Table 1.
+#: Kit README per-group RMSEs (CIFAR-10.1 / CIFAR-10.1-C / CIFAR-10-F / overall), paper Table 1.
 KIT_GROUPS = {
     ("ResNet-56", "Rotation"): (7.285, 6.386, 7.763, 7.129),
     ("ResNet-56", "ConfScore"): (2.190, 9.743, 2.676, 6.985),
@@ -168,7 +171,7 @@ KIT_GROUPS = {
 
 
 def _results_with_group_errors(model, method, errs, q=None):
-    """One classifier, 40 validation sets (1 clean, 19 corrupted, 20 natural, spec 4.2), whose
+    """One classifier, 40 validation sets (1 clean, 19 corrupted, 20 natural, as the challenge's), whose
     baseline errors are constant per group."""
     sizes = {"clean": 1, "corrupted": 19, "natural": 20}
     names, groups, true, pred = [], {}, [], []
@@ -186,7 +189,7 @@ def _results_with_group_errors(model, method, errs, q=None):
     )
     one = [{n: np.full(1, 0.9) for n in names}]
     q = q or {v: one for v in ("ora_a", "ora_b", "ora_a_adj", "ora_b_adj")}
-    return [ex.ModelResults(model, table, {method: np.array(pred)}, q)], groups
+    return [rep.ModelResults(model, table, {method: np.array(pred)}, q)], groups
 
 
 @pytest.mark.parametrize(("key", "groups"), list(KIT_GROUPS.items()))
@@ -198,7 +201,7 @@ def test_table1_overall_rmse_recomputes_the_kit(key, groups):
     *grp, overall = groups
     results, g = _results_with_group_errors(model, method, grp)
     agg = {"mode": "threshold", "tau": "fixed", "tau_grid": [0.5], "fixed_tau": 0.5}
-    t1 = ex.table1(results, agg, g)
+    t1 = rep.table1(results, agg, g)
     row = t1[t1["method"] == method].iloc[0]
     for col, v in zip(("rmse_clean", "rmse_corrupted", "rmse_natural"), grp, strict=True):
         assert row[col] == pytest.approx(v, abs=1e-9)
@@ -206,20 +209,20 @@ def test_table1_overall_rmse_recomputes_the_kit(key, groups):
 
 
 def test_paper_table1_gaps_match_the_abstract():
-    """Spec 5: the abstract's "RMSE lower by 1.83-3.97 (ResNet-56) and 2.32-9.74 (RepVGG-A0)"
+    """The abstract's "RMSE lower by 1.83-3.97 (ResNet-56) and 2.32-9.74 (RepVGG-A0)"
     are ORA-A's gaps to FD and to Rotation in Table 1 as stored in experiment.PAPER_TABLE1."""
-    t = ex.PAPER_TABLE1
+    t = rep.PAPER_TABLE1
     for i, (lo, hi) in enumerate(((1.83, 3.97), (2.32, 9.74))):
         ora = t["SYP (ORA-A)"][i]
         assert round(t["FD"][i] - ora, 2) == lo
         assert round(t["Rotation"][i] - ora, 2) == hi
     # and Table 3's last row, Table 4's r = 8 and Table 5's first row are Table 1's ORA-A
-    assert ex.PAPER_TABLE3["all six"] == ex.PAPER_TABLE4[8] == t["SYP (ORA-A)"]
-    assert ex.PAPER_TABLE5["with normalisation"] == t["SYP (ORA-A)"]
+    assert rep.PAPER_TABLE3["all six"] == rep.PAPER_TABLE4[8] == t["SYP (ORA-A)"]
+    assert rep.PAPER_TABLE5["with normalisation"] == t["SYP (ORA-A)"]
 
 
 def test_ensemble_row_averages_the_two_loss_adjusted_oracles():
-    """Spec 2.9 / Table 2 (cumulative): '+ ORA-B ensemble' thresholds the mean of the
+    """Reading R8 / Table 2 (cumulative): '+ ORA-B ensemble' thresholds the mean of the
     loss-adjusted ORA-A and ORA-B scores. Hand case, tau = 0.5: ora_a_adj q = (.8, .3),
     ora_b_adj q = (.4, .6) -> mean (.6, .45) -> 50 %; with the plain ORA-B (.1, .1) the mean
     would be (.45, .2) -> 0 %."""
@@ -234,25 +237,25 @@ def test_ensemble_row_averages_the_two_loss_adjusted_oracles():
         x=np.zeros((1, 6)), correct=np.zeros(1), set_id=np.arange(1), sets=names,
         kinds=["val"], acc=np.array([50.0]), scores={},
     )
-    res = [ex.ModelResults("m", table, {}, q)]
+    res = [rep.ModelResults("m", table, {}, q)]
     agg = {"mode": "threshold", "tau": "fixed", "tau_grid": [0.5], "fixed_tau": 0.5}
-    t2 = ex.table2(res, agg)
+    t2 = rep.table2(res, agg)
     assert t2.set_index("configuration").loc["+ ORA-B ensemble", "rmse_val"] == 0.0
     assert t2.set_index("configuration").loc["+ Loss adjustment", "rmse_val"] == 0.0
-    pred = ex.prediction_rows(res, agg, {"v0": "clean"})
+    pred = rep.prediction_rows(res, agg, {"v0": "clean"})
     ens = pred[pred["method"] == "SYP (ORA-A+B ensemble)"]["pred_acc"].item()
     assert ens == 50.0
-    assert ex.ENSEMBLE_MEMBERS == ("ora_a_adj", "ora_b_adj")
+    assert rep.ENSEMBLE_MEMBERS == ("ora_a_adj", "ora_b_adj")
 
 
 def test_fig10_variants_and_table():
-    """Figure 10 (spec 5): one ORA-A variant per grid value other than the default; the table maps
+    """Figure 10 (reading R13): one ORA-A variant per grid value other than the default; the table maps
     passes to iterations (passes x M) and reuses ora_a at the default point."""
     cfg = {
         "oracle": {"passes": 30, "lr": None, "expand": 8},
         "tables": {"fig10_passes": [5, 30, 50], "fig10_lr": [0.05, 0.1]},
     }
-    v = ex.fig10_variants(cfg)
+    v = fig10_variants(cfg)
     assert v == {"it5": ("passes", 5.0), "ora_a": ("passes", 30.0), "it50": ("passes", 50.0),
                  "lr0p05": ("lr", 0.05)}
     names = ["v0", "v1"]
@@ -264,9 +267,9 @@ def test_fig10_variants_and_table():
     # it50 (50, 100) %, lr0p05 (50, 50) % against the truth (50, 100) %
     mk = {"it5": (0.0, 0.0), "ora_a": (0.6, 0.9), "it50": (0.9, 0.9), "lr0p05": (0.6, 0.0)}
     q = {k: [{"v0": np.array([a, 0.1]), "v1": np.array([b, 0.9])}] for k, (a, b) in mk.items()}
-    res = [ex.ModelResults("m", table, {}, q)]
+    res = [rep.ModelResults("m", table, {}, q)]
     agg = {"mode": "threshold", "tau": "fixed", "tau_grid": [0.5], "fixed_tau": 0.5}
-    f10 = ex.fig10_table(res, agg, cfg, n_meta=1000)
+    f10 = rep.fig10_table(res, agg, cfg, n_meta=1000)
     it = f10[f10["parameter"] == "iterations"].set_index("value")
     assert list(it["iterations"]) == [5000, 30000, 50000]
     assert it.loc[30.0, "rmse"] == 0.0 and bool(it.loc[30.0, "is_default"])
@@ -279,7 +282,7 @@ def test_fig10_variants_and_table():
 
 
 def test_checks_table_hand_case():
-    """Spec 6.6 checks table: with ORA-A exact on two validation sets (true 50 % and 100 %) and
+    """Checks table (reading R12): with ORA-A exact on two validation sets (true 50 % and 100 %) and
     ConfScore off by 10 points on each, 'ORA-A minus ConfScore' = 0 - 10 = -10 (holds); the
     un-normalised oracle predicting 100 % everywhere has RMSE = the constant-100 % RMSE = 35.36,
     ratio to ORA-A's 0 is infinite (holds), relative gap 0 (holds)."""
@@ -295,14 +298,14 @@ def test_checks_table_hand_case():
     allc = {n: np.full(4, 0.9) for n in names}
     q = {k: [exact, exact] for k in ("ora_a", "ind_h", "ind_ha", "ind_hafd")}
     q["no_norm"] = [allc, allc]
-    res = [ex.ModelResults("m", table, {"ConfScore": acc + 10}, q)]
+    res = [rep.ModelResults("m", table, {"ConfScore": acc + 10}, q)]
     cfg = {
         "oracle": {"expand": 8},
-        "tables": {"indicator_ablation": [["H"], ["H", "A"], ["H", "A", "FD"], list(ind.COLUMNS)],
+        "tables": {"indicator_ablation": [["H"], ["H", "A"], ["H", "A", "FD"], list(COLUMNS)],
                    "expand_grid": [8]},
     }
     agg = {"mode": "threshold", "tau": "fixed", "tau_grid": [0.5], "fixed_tau": 0.5}
-    ck = ex.checks_table(res, agg, cfg, {"v0": "corrupted", "v1": "natural"}).set_index("check")
+    ck = rep.checks_table(res, agg, cfg, {"v0": "corrupted", "v1": "natural"}).set_index("check")
     assert list(ck.columns) == ["model", "value", "threshold", "holds", "required", "source"]
     row = ck.loc["SYP (ORA-A) RMSE minus ConfScore RMSE"]
     assert row["value"] == pytest.approx(-10.0) and row["holds"] and row["required"]
@@ -316,19 +319,19 @@ def test_checks_table_hand_case():
 
 
 # ---------------------------------------------------------------------------------------------
-# the accuracy predictor: normalisation -> oracle -> threshold -> tau selection (spec 2.5-2.9)
+# the accuracy predictor: normalisation -> oracle -> threshold -> tau selection (readings R5-R8)
 # ---------------------------------------------------------------------------------------------
 
 
 def _ora_a_params(f: int, r: int) -> int:
-    """ORA-A parameters by hand (spec 2.7), m = F r: Linear(F, m) + 2 Linear(m, m)
+    """ORA-A parameters by hand (reading R6), m = F r: Linear(F, m) + 2 Linear(m, m)
     + Linear(m, m/2) + Linear(m/2, 1), weights and biases."""
     m = f * r
     return (f * m + m) + 2 * (m * m + m) + (m * (m // 2) + m // 2) + (m // 2 + 1)
 
 
 def _ora_b_params(f: int, r: int) -> int:
-    """ORA-B parameters by hand (spec 2.7): Linear(F, m), then per block qkv Linear(m, 3m),
+    """ORA-B parameters by hand (reading R6): Linear(F, m), then per block qkv Linear(m, 3m),
     proj Linear(m, m) and the two MLP Linear(m, m); head Linear(m, 1)."""
     m = f * r
     block = (3 * m * m + 3 * m) + (m * m + m) + 2 * (m * m + m)
@@ -337,8 +340,8 @@ def _ora_b_params(f: int, r: int) -> int:
 
 @pytest.mark.parametrize("r", [2, 4, 6, 8, 10])
 def test_oracle_parameter_counts_by_hand_table4_grid(r):
-    """Spec 2.7 / Table 4 (r in {2, 4, 6, 8, 10}) and Table 3 (F in {1, 2, 3, 6} columns): the
-    hand count above; F = 6, r = 8 gives the spec's 6,241 (ORA-A) and 28,609 (ORA-B)."""
+    """Reading R6 / Table 4 (r in {2, 4, 6, 8, 10}) and Table 3 (F in {1, 2, 3, 6} columns): the
+    hand count above; F = 6, r = 8 gives 6,241 (ORA-A) and 28,609 (ORA-B)."""
     assert _ora_a_params(6, 8) == 6241 and _ora_b_params(6, 8) == 28609
     assert orc.count_parameters(orc.OracleA(6, r)) == _ora_a_params(6, r)
     assert orc.count_parameters(orc.OracleB(6, r)) == _ora_b_params(6, r)
@@ -367,7 +370,7 @@ def _chain_oracle(a: float, c: float) -> orc.OracleA:
 
 
 def test_oracle_a_forward_hand_case():
-    """Spec 2.7: four GELUs between the five Linear layers, then a sigmoid. With the chain
+    """Reading R6: four GELUs between the five Linear layers, then a sigmoid. With the chain
     weights above, x0 = 1: GELU(1) = 0.84134, then 0.67301, 0.50444, 0.34959; a = -20, c = 5
     gives q = sigmoid(5 - 20 * 0.34959) = 0.12007. A missing GELU, a ReLU or a missing sigmoid
     changes q in the second decimal or more."""
@@ -384,7 +387,7 @@ def test_oracle_a_forward_hand_case():
 
 
 def test_accuracy_predictor_hand_case():
-    """Spec 2.5 + 2.9 end to end on hand numbers: an evaluation set with entropies
+    """Readings R5 + R8 end to end on hand numbers: an evaluation set with entropies
     (0, 0.5, 1.5, 2.0) is min-max normalised within the set to (0, .25, .75, 1); FD 9 with the
     meta-sets' FD range [1, 5] is clipped to 1. The chain oracle (a = -20, c = 5) scores
     sigmoid(5 - 20 GELU^4(h)): GELU^4 = (0, .02313, .16799, .34959) -> q = (.99331, .98941, .83757, .12007):
@@ -392,14 +395,14 @@ def test_accuracy_predictor_hand_case():
     meta = np.zeros((4, 6))
     meta[:, 0] = [0.0, 1.0, 2.0, 3.0]
     meta[:, 5] = [1.0, 1.0, 5.0, 5.0]
-    norm = fit_normaliser(meta, ind.COLUMNS, "pooled")
+    norm = fit_normaliser(meta, COLUMNS, "pooled")
     ev = np.zeros((4, 6))
     ev[:, 0] = [0.0, 0.5, 1.5, 2.0]
     ev[:, 5] = 9.0
     xe = norm.transform_eval(ev)
     np.testing.assert_allclose(xe[:, 0], [0.0, 0.25, 0.75, 1.0], atol=1e-15)
     np.testing.assert_array_equal(xe[:, 5], 1.0)
-    np.testing.assert_array_equal(xe[:, 1:5], 0.0)  # zero-range columns -> 0 (spec guard)
+    np.testing.assert_array_equal(xe[:, 1:5], 0.0)  # zero-range columns -> 0 (reading R5)
     q = orc.predict_scores(_chain_oracle(-20.0, 5.0), xe)
     np.testing.assert_allclose(q, [0.99331, 0.98941, 0.83757, 0.12007], atol=1e-5)
     assert set_accuracy(q, 0.5) == 75.0 and set_accuracy(q, 0.9) == 50.0
@@ -409,7 +412,7 @@ def test_accuracy_predictor_hand_case():
 
 
 def test_select_tau_hand_case():
-    """Spec 2.9: tau from {0.45, 0.5, 0.55} by the lowest validation RMSE, ties to the first.
+    """Reading R8: tau from {0.45, 0.5, 0.55} by the lowest validation RMSE, ties to the first.
     Two sets, true 50 % and 100 %. Set 1 q = (.4, .47, .52, .6): 75 / 50 / 25 % at the three tau;
     set 2 q = (.46, .51, .56, .9): 100 / 75 / 50 %. RMSE: tau .45 -> sqrt((25^2 + 0)/2) = 17.68,
     .5 -> sqrt((0 + 25^2)/2) = 17.68, .55 -> sqrt((25^2 + 50^2)/2) = 39.53: a tie, so 0.45."""
@@ -425,7 +428,7 @@ def test_select_tau_hand_case():
 
 
 def test_table5_constant_predictor_hand_case():
-    """Spec 5 Table 5 / check 16: the 'without normalisation' oracle saying 'correct' for every
+    """Paper Table 5: the 'without normalisation' oracle saying 'correct' for every
     sample predicts 100 % on every set, so its RMSE is the constant-100 % RMSE. True (70, 64):
     sqrt((30^2 + 36^2) / 2) = sqrt(1098) = 33.136 (the paper's 32.99 / 33.96 are of this kind:
     they imply a mean validation accuracy of at least 100 - 32.99 = 67.01 %)."""
@@ -437,11 +440,11 @@ def test_table5_constant_predictor_hand_case():
     exact = {"v0": np.array([0.9] * 7 + [0.1] * 3), "v1": np.array([0.9] * 16 + [0.1] * 9)}
     q = {"ora_a": [exact], "no_norm": [{n: np.full(10, 0.99) for n in names}]}
     agg = {"mode": "threshold", "tau": "fixed", "tau_grid": [0.5], "fixed_tau": 0.5}
-    t5 = ex.table5([ex.ModelResults("m", table, {}, q)], agg).set_index("setting")
+    t5 = rep.table5([rep.ModelResults("m", table, {}, q)], agg).set_index("setting")
     assert t5.loc["with normalisation", "rmse"] == 0.0
     assert t5.loc["without normalisation", "rmse"] == pytest.approx(math.sqrt(1098.0))
     assert t5.loc["constant 100 % predictor", "rmse"] == pytest.approx(33.1361, abs=1e-4)
     assert t5.loc["without normalisation", "pred_spread"] == 0.0
     # the paper's bound: RMSE of (100 - a) >= 100 - mean(a), so mean(a) >= 100 - RMSE
-    for paper in ex.PAPER_TABLE5["without normalisation"]:
+    for paper in rep.PAPER_TABLE5["without normalisation"]:
         assert 100 - paper == pytest.approx(67.0, abs=1.1)

@@ -1,11 +1,11 @@
-"""Spec section 7, checks 6-7 (normalisation identities)."""
+"""Normalisation identities (docs/syp.md, reading R5)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from labelfree.syp.indicators import COLUMNS
 from labelfree.syp.normalise import fit_normaliser, minmax_groups, minmax_within
+from labelfree.syp.plan import COLUMNS
 
 
 def _rows(seed=0, sets=5, n=40):

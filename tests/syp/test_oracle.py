@@ -1,4 +1,4 @@
-"""Spec section 7, checks 9-15 (oracle, training, aggregation, metrics)."""
+"""The oracle, its training, the aggregation and the metric (docs/syp.md, readings R6-R8, R10)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from sklearn.metrics import root_mean_squared_error
 
 from labelfree.syp import aggregate as ag
 from labelfree.syp import oracle as orc
+from labelfree.syp.plan import OracleConfig
 
 
 def test_parameter_counts_and_output_range():
@@ -25,7 +26,7 @@ def test_parameter_counts_and_output_range():
 
 
 def test_orab_attention_fast_path_matches_general():
-    """Spec 2.7 note: with sequence length 1 the softmax is 1, so the fast path (v only) gives the
+    """Reading R6: with sequence length 1 the softmax is 1, so the fast path (v only) gives the
     general attention's outputs and gradients; q and k get zero gradient in both."""
     torch.manual_seed(0)
     m = orc.OracleB(dropout=0.0)
@@ -64,7 +65,7 @@ def test_weighted_loss():
 def test_poly_schedule():
     """Check 11: lr(0) = base, lr(15000) ~ 0.536 base, lr -> 0 at the end (30,000 iterations)."""
     assert orc.poly_lr(0.1, 0, 30000) == 0.1
-    # spec's "~0.536" is (1 - 1/2)^0.9 = 0.535898...: checked to the exact value
+    # the halfway factor "~0.536" is (1 - 1/2)^0.9 = 0.535898...: checked to the exact value
     assert orc.poly_lr(1.0, 15000, 30000) == pytest.approx(0.5**0.9, rel=1e-12)
     assert round(orc.poly_lr(1.0, 15000, 30000), 3) == 0.536
     assert orc.poly_lr(0.1, 7500, 30000) == pytest.approx(0.1 * 0.75**0.9, rel=1e-12)
@@ -99,7 +100,7 @@ def test_iteration_consumes_meta_set_i_mod_m(monkeypatch):
 
     monkeypatch.setattr(orc, "weighted_mse", spy)
     monkeypatch.setattr(orc.OracleA, "forward", fwd)
-    res = orc.train_oracle(x, c, g, orc.OracleConfig(passes=2.5), seed=0)
+    res = orc.train_oracle(x, c, g, OracleConfig(passes=2.5), seed=0)
     assert res.iters == 10
     assert batches == [[float(i % 4)] for i in range(10)]
     assert seen == [7] * 10
@@ -109,7 +110,7 @@ def test_fixed_seed_gives_identical_weights():
     """Check 13: fixed seed -> bit-identical oracle weights on CPU across two runs (A and B)."""
     x, c, g = _toy()
     for arch in ("A", "B"):
-        cfg = orc.OracleConfig(arch=arch, passes=3)
+        cfg = OracleConfig(arch=arch, passes=3)
         w1 = orc.train_oracle(x, c, g, cfg, seed=7, threads=1).model.state_dict()
         w2 = orc.train_oracle(x, c, g, cfg, seed=7, threads=1).model.state_dict()
         w3 = orc.train_oracle(x, c, g, cfg, seed=8, threads=1).model.state_dict()
@@ -118,12 +119,12 @@ def test_fixed_seed_gives_identical_weights():
 
 
 def test_training_learns_the_toy_signal():
-    """The oracle fits a per-sample rule (correct iff feature 0 > 0.5) with the spec's SGD recipe."""
+    """The oracle fits a per-sample rule (correct iff feature 0 > 0.5) with the SGD recipe of reading R7."""
     g = np.random.default_rng(0)
     x = g.random((200, 6)).astype(np.float32)
     c = (x[:, 0] > 0.5).astype(np.float32)
     groups = np.repeat(np.arange(10), 20)
-    res = orc.train_oracle(x, c, groups, orc.OracleConfig(passes=100), seed=0, threads=1)
+    res = orc.train_oracle(x, c, groups, OracleConfig(passes=100), seed=0, threads=1)
     q = orc.predict_scores(res.model, x)
     assert res.losses[-20:].mean() < 0.2 * res.losses[:20].mean()
     assert np.mean((q > 0.5) == (c > 0.5)) > 0.95

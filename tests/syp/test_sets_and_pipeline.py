@@ -1,5 +1,5 @@
-"""Spec 6.3-6.4 builders (check 22), baselines (spec 3), the per-classifier pipeline (checks 16, 21)
-and the experiment tables on a tiny synthetic problem."""
+"""Meta-set and validation-set builders (docs/syp.md, reading R11), baselines (R9), the
+per-classifier pipeline and the experiment tables on a tiny synthetic problem."""
 
 from __future__ import annotations
 
@@ -7,14 +7,23 @@ import numpy as np
 import pytest
 import scipy.stats
 
+from labelfree.numerics import softmax
 from labelfree.seeds import rng as seeded_rng
 from labelfree.syp import baselines as bl
-from labelfree.syp import experiment as ex
 from labelfree.syp import metasets as ms
+from labelfree.syp import plan
+from labelfree.syp import report as rep
 from labelfree.syp.aggregate import rmse
-from labelfree.syp.indicators import COLUMNS, image_indicators, softmax
-from labelfree.syp.oracle import OracleConfig
-from labelfree.syp.pipeline import SetInputs, Variant, build_indicator_table, run_variant
+from labelfree.syp.indicators import image_indicators
+from labelfree.syp.plan import COLUMNS, OracleConfig
+from labelfree.syp.run import (
+    SetInputs,
+    Variant,
+    baseline_predictions,
+    build_indicator_table,
+    build_variant,
+    run_variant,
+)
 
 
 def _images(n=24, seed=0, c=1):
@@ -66,15 +75,15 @@ def test_every_meta_op_keeps_shape_and_range(op):
 def test_validation_sets_plan_and_corruptions():
     x = _images(40)
     y = np.repeat(np.arange(4), 10)
-    plan = ms.ValidationPlan(tuple(ms.CORRUPTIONS), 3, 4)
-    sets = ms.build_validation_sets(x, y, plan, seed=0)
-    assert list(sets) == plan.names() and len(sets) == 1 + 19 + 4
+    vplan = ms.ValidationPlan(tuple(ms.CORRUPTIONS), 3, 4)
+    sets = ms.build_validation_sets(x, y, vplan, seed=0)
+    assert list(sets) == vplan.names() and len(sets) == 1 + 19 + 4
     groups = [info["group"] for _, _, info in sets.values()]
     assert (groups.count("clean"), groups.count("corrupted"), groups.count("natural")) == (1, 19, 4)
     # each corruption name gives its own images (a name -> function mix-up would repeat one);
     # on full-range random pixels, since posterize and saturate agree on the near-binary bars
     xr = np.random.default_rng(1).integers(0, 256, x.shape).astype(np.uint8)
-    corrupted = [xs.tobytes() for xs, _, info in ms.build_validation_sets(xr, y, plan, 0).values()
+    corrupted = [xs.tobytes() for xs, _, info in ms.build_validation_sets(xr, y, vplan, 0).values()
                  if info["group"] == "corrupted"]
     assert len(set(corrupted)) == 19
     for name, (xs, ys, info) in sets.items():
@@ -83,7 +92,7 @@ def test_validation_sets_plan_and_corruptions():
             assert not np.array_equal(xs, x), name
     np.testing.assert_array_equal(sets["syp-val-clean"][0], x)
     np.testing.assert_array_equal(sets["syp-val-clean"][1], y)
-    # corrupted sets keep the holdout's labels; natural sets resample class priors (spec 6.4)
+    # corrupted sets keep the holdout's labels; natural sets resample class priors (reading R11)
     assert all(np.array_equal(v[1], y) for v in sets.values() if v[2]["group"] == "corrupted")
     nat = [v[1] for v in sets.values() if v[2]["group"] == "natural"]
     assert len(nat) == 4 and any(not np.array_equal(np.bincount(n, minlength=4), [10] * 4)
@@ -100,7 +109,7 @@ def test_validation_sets_plan_and_corruptions():
 
 
 def test_rotations_blocks():
-    """Spec 3 Rotation: blocks [90, 180, 270] degrees counter-clockwise, in that order, image
+    """Reading R9, Rotation: blocks [90, 180, 270] degrees counter-clockwise, in that order, image
     order kept within a block. Hand case: [[1, 2], [3, 4]] turned 90 degrees counter-clockwise is
     [[2, 4], [1, 3]], 180 is [[4, 3], [2, 1]], 270 is [[3, 1], [4, 2]]."""
     x = np.array([[[1, 2], [3, 4]], [[5, 6], [7, 8]]], dtype=np.uint8)[..., None]
@@ -214,31 +223,30 @@ def test_tables_on_synthetic_results():
         "norm_train_scope": "pooled",
     }
     agg = {"mode": "threshold", "tau": "select", "tau_grid": [0.45, 0.5, 0.55], "fixed_tau": 0.5}
-    specs = ex.variant_specs(cfg)
-    assert set(specs) == {"ora_a", "ora_b", "ora_a_adj", "ora_b_adj", "ind_h", "r4", "no_norm"}
+    variants = plan.variant_overrides(cfg)
+    assert set(variants) == {"ora_a", "ora_b", "ora_a_adj", "ora_b_adj", "ind_h", "r4", "no_norm"}
     q = {}
-    for name in specs:
-        res = run_variant(table, ex.build_variant(cfg, name), [0, 1], threads=1)
+    for name in variants:
+        res = run_variant(table, build_variant(cfg, name), [0, 1], threads=1)
         q[name] = res.q
-    from labelfree.syp.pipeline import baseline_predictions
 
     base = {m: p for m, (p, _) in baseline_predictions(table).items()}
-    results = [ex.ModelResults("clf_a", table, base, q)]
+    results = [rep.ModelResults("clf_a", table, base, q)]
     groups = {n: ("clean" if i == 0 else "corrupted") for i, n in enumerate(results[0].val_sets())}
-    t1 = ex.table1(results, agg, groups)
+    t1 = rep.table1(results, agg, groups)
     assert {"SYP (ORA-A)", "SYP (ORA-B)", "FD", "ConfScore"} <= set(t1["method"])
     assert t1.loc[t1["method"] == "SYP (ORA-A)", "uses_val_labels"].item()
-    t5 = ex.table5(results, agg)
+    t5 = rep.table5(results, agg)
     true = results[0].true_acc(results[0].val_sets())
     const = t5.loc[t5["setting"] == "constant 100 % predictor", "rmse"].item()
     assert const == pytest.approx(rmse(true, np.full(len(true), 100.0)))
-    # the paper's cross-table identity (spec 5): Table 3's last row, Table 4's r = 8, Table 5's
+    # the paper's cross-table identity (Tables 3-5): Table 3's last row, Table 4's r = 8, Table 5's
     # "with normalisation" and Table 2's first row are Table 1's ORA-A; the other rows come from
     # their own variant's scores (recomputed here through tau selection on the validation sets)
     ora_a = t1.loc[t1["method"] == "SYP (ORA-A)", "rmse_overall"].item()
-    t3 = ex.table3(results, agg, cfg["tables"]["indicator_ablation"], groups).set_index("indicators")
-    t4 = ex.table4(results, agg, [4, 8], 8, {}).set_index("r")
-    t2 = ex.table2(results, agg).set_index("configuration")
+    t3 = rep.table3(results, agg, cfg["tables"]["indicator_ablation"], groups).set_index("indicators")
+    t4 = rep.table4(results, agg, [4, 8], 8, {}).set_index("r")
+    t2 = rep.table2(results, agg).set_index("configuration")
     assert list(t3.index) == ["H", "all six"] and list(t4.index) == [4, 8]
     with_norm = t5.loc[t5["setting"] == "with normalisation", "rmse"].item()
     for v in (t3.loc["all six", "rmse"], t4.loc[8, "rmse"], with_norm,
@@ -247,7 +255,7 @@ def test_tables_on_synthetic_results():
     val = results[0].val_sets()
 
     def own(key):
-        per_seed = ex.oracle_predictions(q[key], val, true, agg)
+        per_seed = rep.oracle_predictions(q[key], val, true, agg)
         return np.mean([rmse(true, p) for _, p in per_seed])
 
     assert t3.loc["H", "rmse"] == pytest.approx(own("ind_h"), rel=1e-12)
@@ -258,8 +266,6 @@ def test_tables_on_synthetic_results():
 
 
 def test_check_config_names_the_key_at_fault():
-    from labelfree.syp import study
-
     cfg = {
         "zoo": "syp",
         "splits": {"train": "train", "source": "source", "holdout": "holdout"},
@@ -269,15 +275,15 @@ def test_check_config_names_the_key_at_fault():
     }
     zoos = {"syp": {"dataset": "d", "features": ["penultimate"]}}
     datasets = {"d": {"test_split": "source"}}
-    names = study.testset_names(cfg)
+    names = plan.testset_names(cfg)
     assert names["syp_meta"] == ["syp-meta-000", "syp-meta-001"] and names["syp_rot"] == []
     ok = ["id", *names["syp_ref"], *names["syp_meta"], *names["syp_val"]]
-    study.check_config(cfg, zoos, datasets, ok)
-    with pytest.raises(study.StudyConfigError, match="syp.zoo"):
-        study.check_config({**cfg, "zoo": "nope"}, zoos, datasets, ok)
-    with pytest.raises(study.StudyConfigError, match="test_split"):
-        study.check_config(cfg, zoos, {"d": {"test_split": "test"}}, ok)
-    with pytest.raises(study.StudyConfigError, match="syp_val"):
-        study.check_config(cfg, zoos, datasets, ok[:-1])
-    with pytest.raises(study.StudyConfigError, match="penultimate"):
-        study.check_config(cfg, {"syp": {"dataset": "d", "features": []}}, datasets, ok)
+    plan.check_config(cfg, zoos, datasets, ok)
+    with pytest.raises(plan.StudyConfigError, match="syp.zoo"):
+        plan.check_config({**cfg, "zoo": "nope"}, zoos, datasets, ok)
+    with pytest.raises(plan.StudyConfigError, match="test_split"):
+        plan.check_config(cfg, zoos, {"d": {"test_split": "test"}}, ok)
+    with pytest.raises(plan.StudyConfigError, match="syp_val"):
+        plan.check_config(cfg, zoos, datasets, ok[:-1])
+    with pytest.raises(plan.StudyConfigError, match="penultimate"):
+        plan.check_config(cfg, {"syp": {"dataset": "d", "features": []}}, datasets, ok)

@@ -1,6 +1,6 @@
-"""Issue 16 (SYP): source, holdout and train splits must not overlap; the paper config carves its
-holdout out of the CIFAR-10 test split instead of reusing it (spec 6.1: the holdout is "never used
-for meta-training")."""
+"""Source, holdout and train splits must not overlap; the paper config carves its holdout out of
+the CIFAR-10 test split instead of reusing it (docs/syp.md, reading R11: the holdout is never used
+for meta-training)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import yaml
 
-from labelfree.syp import study
+from labelfree.syp import plan
+from labelfree.syp.run import carve_holdout, source_rows, write_testsets
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,7 +27,7 @@ def _cfg(**splits):
 
 
 def _names(cfg):
-    n = study.testset_names(cfg)
+    n = plan.testset_names(cfg)
     return ["id", *n["syp_ref"], *n["syp_meta"], *n["syp_val"], *n["syp_rot"]]
 
 
@@ -43,8 +44,8 @@ ZOOS = {"syp": {"dataset": "d", "features": ["penultimate"]}}
 )
 def test_overlapping_splits_are_refused_naming_both(splits, pair):
     cfg = _cfg(**splits)
-    with pytest.raises(study.StudyConfigError) as err:
-        study.check_config(cfg, ZOOS, {"d": {"test_split": cfg["splits"]["source"]}}, _names(cfg))
+    with pytest.raises(plan.StudyConfigError) as err:
+        plan.check_config(cfg, ZOOS, {"d": {"test_split": cfg["splits"]["source"]}}, _names(cfg))
     msg = str(err.value)
     a, b = pair
     assert f"{a} and {b} are both split" in msg and "dataset 'd'" in msg
@@ -52,34 +53,34 @@ def test_overlapping_splits_are_refused_naming_both(splits, pair):
 
 def test_holdout_and_share_are_exclusive():
     cfg = _cfg(holdout_share=0.2)
-    with pytest.raises(study.StudyConfigError, match="either holdout"):
-        study.check_config(cfg, ZOOS, {"d": {"test_split": "source"}}, _names(cfg))
+    with pytest.raises(plan.StudyConfigError, match="either holdout"):
+        plan.check_config(cfg, ZOOS, {"d": {"test_split": "source"}}, _names(cfg))
     cfg = _cfg(holdout=None)
-    with pytest.raises(study.StudyConfigError, match="holdout_share is not set"):
-        study.check_config(cfg, ZOOS, {"d": {"test_split": "source"}}, _names(cfg))
+    with pytest.raises(plan.StudyConfigError, match="holdout_share is not set"):
+        plan.check_config(cfg, ZOOS, {"d": {"test_split": "source"}}, _names(cfg))
     cfg = _cfg(holdout=None, holdout_share=0.25)
-    study.check_config(cfg, ZOOS, {"d": {"test_split": "source"}}, _names(cfg))
+    plan.check_config(cfg, ZOOS, {"d": {"test_split": "source"}}, _names(cfg))
 
 
 def test_carved_holdout_is_disjoint_stratified_and_seeded():
     y = np.repeat(np.arange(10), 1000)  # CIFAR-10 test: 1,000 images per class
-    keep, held = study.carve_holdout(y, 0.2, seed=0)
+    keep, held = carve_holdout(y, 0.2, seed=0)
     assert len(held) == 2000 and len(keep) == 8000
     assert not np.intersect1d(keep, held).size
     np.testing.assert_array_equal(np.sort(np.concatenate([keep, held])), np.arange(10_000))
     np.testing.assert_array_equal(np.bincount(y[held]), np.full(10, 200))  # stratified
-    again, _ = study.carve_holdout(y, 0.2, seed=0)
-    other, _ = study.carve_holdout(y, 0.2, seed=1)
+    again, _ = carve_holdout(y, 0.2, seed=0)
+    other, _ = carve_holdout(y, 0.2, seed=1)
     np.testing.assert_array_equal(keep, again)
     assert not np.array_equal(keep, other)
     # the ATC-threshold rows of `id` are exactly the meta-set source rows
     cfg = _cfg(holdout=None, holdout_share=0.2)
-    np.testing.assert_array_equal(study.source_rows(cfg, y, 0), keep)
-    np.testing.assert_array_equal(study.source_rows(_cfg(holdout_share=None), y, 0), np.arange(10_000))
+    np.testing.assert_array_equal(source_rows(cfg, y, 0), keep)
+    np.testing.assert_array_equal(source_rows(_cfg(holdout_share=None), y, 0), np.arange(10_000))
 
 
 def test_paper_config_has_disjoint_splits():
-    """config/paper/syp-cifar10.yaml (issue 16 item 1): validates and passes check_config; its old
+    """config/paper/syp-cifar10.yaml validates and passes check_config; its old
     form (source = holdout = test) is refused."""
     from labelfree.config import validate_config
 
@@ -90,10 +91,10 @@ def test_paper_config_has_disjoint_splits():
     syp = cfg["syp"]
     assert syp["splits"]["holdout"] is None and 0 < syp["splits"]["holdout_share"] < 1
     zoo = syp["zoo"]
-    study.check_config(syp, cfg["zoos"], cfg["datasets"], _names(syp))
+    plan.check_config(syp, cfg["zoos"], cfg["datasets"], _names(syp))
     old = {**syp, "splits": {**syp["splits"], "holdout": "test", "holdout_share": None}}
-    with pytest.raises(study.StudyConfigError, match="source and holdout are both split 'test'"):
-        study.check_config(old, cfg["zoos"], cfg["datasets"], _names(old))
+    with pytest.raises(plan.StudyConfigError, match="source and holdout are both split 'test'"):
+        plan.check_config(old, cfg["zoos"], cfg["datasets"], _names(old))
     assert cfg["zoos"][zoo]["dataset"] in cfg["datasets"]
 
 
@@ -113,11 +114,11 @@ def test_write_testsets_carves_the_holdout(tmp_path):
         "validation": {"corruptions": ["fog"], "severity": 3, "natural": 0},
     }
     out = tmp_path / "sets"
-    study.write_testsets(
+    write_testsets(
         str(tmp_path / "train.npz"), str(tmp_path / "source.npz"), None, str(out),
         str(tmp_path / "info.json"), cfg, seed=3,
     )
-    keep, held = study.carve_holdout(y, 0.25, 3)
+    keep, held = carve_holdout(y, 0.25, 3)
     clean = store.read_image_set(out / "syp-val-clean.npz")
     np.testing.assert_array_equal(clean.x, x[held])
     meta = store.read_image_set(out / "syp-meta-000.npz")
@@ -125,3 +126,27 @@ def test_write_testsets_carves_the_holdout(tmp_path):
     np.testing.assert_array_equal(meta.y, y[keep])
     info = store.load_json(tmp_path / "info.json")
     assert (info["n_source"], info["n_holdout"]) == (30, 10)
+
+
+def test_workflow_plan_registers_groups_checks_and_names_outputs():
+    """The rule file's one call: groups registered even when the study is disabled, the config
+    checked only when it is enabled, outputs named by the one naming rule."""
+    cfg = {
+        **_cfg(),
+        "tables": {"indicator_ablation": [["H"]], "expand_grid": [8]},
+        "oracle": {"expand": 8, "passes": 30, "lr": None},
+        "norm_train_scope": "pooled",
+        "atc_form": "difference", "blur_form": "clean", "image_form": "code", "aggregate": {},
+    }
+    datasets = {"d": {"test_split": "source"}}
+    groups: dict[str, list[str]] = {}
+    p = plan.workflow_plan(cfg, ZOOS, datasets, groups, lambda zoo: ["id"], enabled=False)
+    assert groups == p.groups and groups["syp_meta"] == ["syp-meta-000", "syp-meta-001"]
+    assert list(p.kinds) == [*groups["syp_meta"], *groups["syp_val"]]
+    assert p.infer_sets == ["syp-train", *p.kinds]
+    assert p.tables["table1"] == "results/syp/tables/table1-syp.csv"
+    assert set(p.variants) >= {"ora_a", "ora_b", "ind_h", "no_norm"}
+    assert p.targets() == [*p.tables.values(), *p.figures.values()]
+    with pytest.raises(plan.StudyConfigError, match="testsets must list"):
+        plan.workflow_plan(cfg, ZOOS, datasets, {}, lambda zoo: ["id"], enabled=True)
+    plan.workflow_plan(cfg, ZOOS, datasets, {}, lambda zoo: _names(cfg), enabled=True)

@@ -19,7 +19,7 @@ def make_zoo(folder: Path, studies: dict | None = None) -> Path:
     import torch
     from safetensors.torch import save_file
 
-    from labelfree.zoo import build_model
+    from labelfree.zoo.arch import build_model
 
     folder.mkdir(parents=True, exist_ok=True)
     for width in (8, 16):

@@ -7,7 +7,7 @@ workflow (its job listing prints ``resources: ..., gpu=N, ...``; the SLURM execu
 
 - alphatrim_zoo / alphatrim_zoo_block: ``gpu=1`` when the experiment trains a CNN with
   ``model.device: cuda``; ``gpu=0`` for MLPs (they train on the CPU whatever the device,
-  labelfree.alphatrim.pipeline.train_models) and for the merge of seed-block shards;
+  labelfree.alphatrim.run.train_models) and for the merge of seed-block shards;
 - zoo_model / zoo_bundle_<zoo>_<bundle>: ``gpu=1`` when the job trains local models of a zoo with
   ``train_device: cuda``; ``gpu=0`` with ``cpu``.
 """

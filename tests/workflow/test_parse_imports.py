@@ -4,8 +4,8 @@ learning, plotting or scikit-learn module.
 Parsing the Snakefile runs every rule file; each `from labelfree... import` there is paid by every
 `snakemake` invocation (dry runs, no-op reruns, every cluster job). The rule files must take what
 they need at parse time (test-set names, output lists, config checks) from import-light modules
-(labelfree.syp.layout, labelfree.alphatrim.layout, labelfree.metamorphic.layout, the lazy
-labelfree.shifts package). Before that split a dry run imported torch (via labelfree.syp.oracle
+(the studies' plan modules, labelfree.shifts.released, labelfree.zoo.sheet and
+labelfree.zoo.bundle). Before that split a dry run imported torch (via labelfree.syp.oracle
 and labelfree.zoo.batched), scikit-learn (labelfree.syp.baselines) and matplotlib (labelfree.syp
 .figures, labelfree.alphatrim.figures, labelfree.shifts.corruptions): about 3 s CPU of a 6 s dry
 run (bench/results/graph_cost.md).
@@ -58,7 +58,7 @@ def test_dry_run_imports_nothing_heavy(tmp_path, configfile):
 #: Job scripts that read artefacts and never run a model: their imports must not pull torch
 #: (about 2.5 s CPU per job start; the smoke run starts 10 accuracy jobs, 4 SYP and 4
 #: alpha-trimming jobs of this kind). A top-level `import torch` in labelfree.accuracy,
-#: labelfree.syp.study's chain (oracle, baselines) or labelfree.alphatrim.pipeline's chain
+#: labelfree.syp.run's chain (oracle, baselines) or labelfree.alphatrim.run's chain
 #: (zoo.batched) fails this.
 TORCH_FREE_SCRIPTS = (
     "inference_accuracy", "syp_tables", "syp_indicators", "syp_testsets", "alphatrim_analyse",

@@ -24,13 +24,13 @@ FINAL_JOBS = (
     "results/pace/tables/table12-pace_digits.csv",  # pace_css_cov (wildcard {zoo})
     "syp_tables",  # syp_indicators and syp_oracle per classifier, then the tables
     "alphatrim_report",  # alphatrim_zoo (trains the seed regimes) and alphatrim_analyse
-    "mm_report",  # mm_verdicts per dataset, then the tables
+    "metamorphic_report",  # metamorphic_verdicts per dataset, then the tables
 )
 
 #: The studies' test sets (results/testsets, relative paths) and the jobs writing them:
 #: pace_mutated_inputs, pace_generated_inputs (FGSM/BIM on the pace zoo), pace_train_set,
 #: alphatrim_train_testset, syp_testsets (with its results/syp/raw/testsets_<dataset>.json) and
-#: mm_testsets_<dataset>. The id sets (testset_id) and the shifts belong to the spine.
+#: metamorphic_testsets_<dataset>. The id sets (testset_id) and the shifts belong to the spine.
 TESTSET_GLOBS = (
     "*/pace_*.npz",
     "*/alphatrim-train.npz",

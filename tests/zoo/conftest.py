@@ -9,6 +9,7 @@ import pytest
 @pytest.fixture(scope="session")
 def digits_small() -> tuple[np.ndarray, np.ndarray]:
     """300 digits images (uint8 (N, 8, 8, 1)) and labels, deterministic."""
+    # deferred: scikit-learn takes seconds to import; the fixture's users only
     from sklearn.datasets import load_digits
 
     d = load_digits()
@@ -19,6 +20,7 @@ def digits_small() -> tuple[np.ndarray, np.ndarray]:
 @pytest.fixture(autouse=True, scope="session")
 def _one_torch_thread():
     """Tiny models run fastest on one thread; on a shared CPU, more threads only spin."""
+    # deferred: torch takes seconds to import; the fixture's users only
     import torch
 
     before = torch.get_num_threads()

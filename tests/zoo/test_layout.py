@@ -11,13 +11,19 @@ contiguous tensor of their shape. Reverting ``standard_nchw`` in preprocess.py f
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+import yaml
 
 from labelfree.inference import predict
-from labelfree.pace.subjects import adversarial
+from labelfree.pace.inputs import adversarial
 from labelfree.zoo import train as train_module
 from labelfree.zoo.arch import ARCHS, build_model
 from labelfree.zoo.batched import BatchedCNNSpec, train_batched_cnn
@@ -175,10 +181,6 @@ print("ok")
 
 def configured_widths() -> dict[str, list[int]]:
     """Every (arch, width) a shipped config trains: rows and grids of config/**/*.yaml."""
-    from pathlib import Path
-
-    import yaml
-
     found: dict[str, set[int]] = {a: set() for a in ARCHS}
 
     def walk(node):
@@ -209,10 +211,6 @@ def test_configs_name_every_architecture():
 def test_twenty_training_steps_survive_in_a_subprocess(arch, c):
     """Adam steps through preprocess for every configured width; an abort (the AVX2 heap
     corruption was SIGABRT) fails this one test with the signal named, not the whole run."""
-    import signal
-    import subprocess
-    import sys
-
     widths = configured_widths()[arch]
     proc = subprocess.run(
         [sys.executable, "-c", TRAIN_STEPS, arch, str(c), *map(str, widths)],

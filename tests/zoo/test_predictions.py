@@ -259,3 +259,110 @@ def test_rounded_probabilities_are_refused_not_taken_as_logits(tmp_path):
     _expect(root, "m_csv/id.csv", "model 'm_csv'", "look like probabilities")
     zoo = scan(root, kind="logits")
     assert zoo.kind["m_csv"] == "logits"
+
+
+# --- the tensor layout: one (models, inputs, classes) file per test set, names in models.txt ---
+
+
+def tensor_zoo(per_model: Path, root: Path, suffix: str = ".npy") -> Path:
+    """The per-model zoo ``per_model`` rewritten in the tensor layout: each test set's matrices
+    stacked in model order (logits kept, probabilities as log-probabilities: one kind a file)."""
+    zoo = scan(per_model)
+    (root / "predictions").mkdir(parents=True)
+    for t in zoo.testsets:
+        stack = np.stack([load_logits(zoo, m, t).astype(np.float64) for m in zoo.models])
+        path = root / "predictions" / f"{t}{suffix}"
+        if suffix == ".pt":
+            import torch
+
+            torch.save(torch.from_numpy(stack), path)
+        elif suffix == ".npz":
+            np.savez(path, logits=stack)
+        else:
+            np.save(path, stack)
+    (root / "predictions" / "models.txt").write_text("\n".join(zoo.models) + "\n")
+    (root / "labels").mkdir()
+    np.save(root / "labels" / "id.npy", np.arange(zoo.rows["id"]) % zoo.num_classes)
+    return root
+
+
+@pytest.mark.parametrize("suffix", [".npy", ".npz", ".pt"])
+def test_tensor_layout_scans_and_imports_as_the_per_model_layout(tmp_path, suffix):
+    from labelfree import store
+    from labelfree.zoo.predictions import import_model
+
+    per = scan(make_zoo(tmp_path / "per"))
+    zoo = scan(tensor_zoo(tmp_path / "per", tmp_path / "tensor", suffix))
+    assert zoo.models == per.models and zoo.testsets == per.testsets
+    assert (zoo.num_classes, zoo.rows, zoo.labelled) == (per.num_classes, per.rows, ["id"])
+    assert set(zoo.kind.values()) == {"logits"}
+    for m in zoo.models:
+        assert set(zoo.files[m].values()) == {str(tmp_path / "tensor" / "predictions" /
+                                                  f"{t}{suffix}") for t in ("id", "shifted")}
+        meta = import_model("z", m, zoo.files[m], zoo.kind[m], zoo.num_classes, zoo.rows, {},
+                            tmp_path / m / "predictions.npz", tmp_path / m / "meta.json")
+        assert meta["num_classes"] == 4
+        for t in zoo.testsets:
+            got = store.read_logits(tmp_path / m / "predictions.npz", t).astype(np.float64)
+            np.testing.assert_allclose(softmax(got), softmax(load_logits(per, m, t)
+                                                             .astype(np.float64)), atol=1e-6)
+
+
+def test_tensor_layout_problems_name_the_file(tmp_path):
+    root = tensor_zoo(make_zoo(tmp_path / "per"), tmp_path / "tensor")
+    names = root / "predictions" / "models.txt"
+    names.write_text("m_csv\nm_logits\n")
+    _expect(root, "models.txt: 2 model names for the 3 models", "id.npy")
+    names.write_text("m_csv\nm_csv\nm_probs\n")
+    _expect(root, "models.txt: model name(s) ['m_csv'] appear more than once")
+    names.write_text("m_csv\nm_logits\nm_probs\n")
+    (root / "predictions" / "shifted.models.txt").write_text("m_csv\nm_logits\nother\n")
+    _expect(root, "shifted.models.txt: test set 'shifted' names other models", "['other']")
+    (root / "predictions" / "shifted.models.txt").unlink()
+    bad = np.load(root / "predictions" / "id.npy")
+    bad[1, 4, 2] = np.nan
+    np.save(root / "predictions" / "id.npy", bad)
+    _expect(root, "id.npy: model 'm_logits': 1 row(s) hold NaN")
+    (root / "predictions" / "m_x").mkdir()
+    _expect(root, "holds both model folders ['m_x']", "use one layout")
+    (root / "predictions" / "m_x").rmdir()
+    names.unlink()
+    _expect(root, "id.npy: a (models, inputs, classes) tensor needs its model names")
+
+
+def test_pandas_csv_header_and_index_column_are_read(tmp_path):
+    import pandas as pd
+
+    from labelfree.zoo.predictions import read_label_array, read_matrix
+
+    m = softmax(np.random.default_rng(2).normal(size=(12, 3)))
+    pd.DataFrame(m, columns=["a", "b", "c"]).to_csv(tmp_path / "p.csv")
+    np.testing.assert_allclose(read_matrix(tmp_path / "p.csv")[0], m)
+    pd.DataFrame(m).to_csv(tmp_path / "q.csv", index=False)
+    np.testing.assert_allclose(read_matrix(tmp_path / "q.csv")[0], m)
+    pd.DataFrame(m).to_csv(tmp_path / "r.csv", header=False)
+    with pytest.raises(PredictionZooError, match="r.csv: the first column counts 0, 1, ..., 11"):
+        read_matrix(tmp_path / "r.csv")
+    pd.Series(np.arange(12) % 3, name="label").to_csv(tmp_path / "y.csv")
+    np.testing.assert_array_equal(read_label_array(tmp_path / "y.csv"), np.arange(12) % 3)
+
+
+def test_log_probabilities_with_minus_inf_enter_as_finite_logits(tmp_path):
+    root = make_zoo(tmp_path)
+    p = softmax(np.random.default_rng(3).normal(size=(30, 4)))
+    p[:4, 1] = 0
+    p /= p.sum(1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        np.savez(root / "predictions" / "m_logits" / "id.npz", logits=np.log(p))
+    zoo = scan(root)
+    lg = load_logits(zoo, "m_logits", "id")
+    assert np.isfinite(lg).all() and lg.dtype == np.float32
+    np.testing.assert_allclose(softmax(lg.astype(np.float64)), p, atol=1e-6)
+
+
+def test_percent_probabilities_are_refused(tmp_path):
+    root = make_zoo(tmp_path)
+    np.save(root / "predictions" / "m_probs" / "id.npy",
+            100 * softmax(np.random.default_rng(4).normal(size=(30, 4))))
+    _expect(root, "m_probs/id.npy", "model 'm_probs'", "sums to 100", "percent")
+    _expect(root, "m_probs/id.npy", "sums to 100", kind="probabilities")

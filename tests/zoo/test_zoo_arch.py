@@ -59,6 +59,7 @@ def test_bad_architecture_arguments_are_named():
 
 
 def test_feature_points_of_a_foreign_model():
+    # deferred: torchvision takes seconds to import; this test only
     from torchvision.models import resnet18
 
     model = resnet18(weights=None, num_classes=5)

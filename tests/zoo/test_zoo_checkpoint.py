@@ -8,9 +8,9 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from labelfree.zoo import load_model
 from labelfree.zoo.arch import build_model
 from labelfree.zoo.checkpoint import CheckpointError, read_state_dict
+from labelfree.zoo.io import load_model
 from labelfree.zoo.pretrained import resolve_row
 
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from labelfree.inference import predict
-from labelfree.zoo import WeightsMissingError, load_model
-from labelfree.zoo.pretrained import resolve_row
+from labelfree.zoo.io import load_model
+from labelfree.zoo.pretrained import WeightsMissingError, resolve_row
 
 TV_ARCH = "mobilenet_v3_small"
 TV_FILE = "mobilenet_v3_small-047dcff4.pth"  # torchvision's file name for IMAGENET1K_V1
@@ -46,6 +46,7 @@ def test_missing_torchvision_weights_say_where_to_put_them(torch_home, tmp_path)
 
 
 def test_cached_torchvision_weights_resolve_offline(torch_home, tmp_path):
+    # deferred: torchvision takes seconds to import; this test only
     from torchvision.models import get_model
 
     torch.manual_seed(0)

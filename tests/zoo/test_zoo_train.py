@@ -9,13 +9,13 @@ import pytest
 import torch
 
 from labelfree.store import load_json, write_image_set
-from labelfree.zoo import load_model
-from labelfree.zoo.io import state_dict_hash
+from labelfree.zoo.io import load_model, state_dict_hash
 from labelfree.zoo.local import train_local_zoo
 from labelfree.zoo.train import (
     OPTIMIZERS,
     TrainError,
     TrainSpec,
+    _optimizer,
     apply_label_map,
     parse_label_map,
     train_model,
@@ -114,7 +114,6 @@ def test_every_optimizer_trains(digits_small):
     assert init.isdisjoint(hashes.values())
     assert len(set(hashes.values())) == len(OPTIMIZERS), hashes
     assert all(np.isfinite(r.meta["final_train_loss"]) for r in runs.values())
-    from labelfree.zoo.train import _optimizer
 
     sgd = _optimizer("sgd", [torch.zeros(1, requires_grad=True)], 0.01)
     assert isinstance(sgd, torch.optim.SGD) and sgd.defaults["momentum"] == 0.9

@@ -1,30 +1,24 @@
 # Rules of `alphatrim`: training variability measured with the robust (trimmed) KS test and the
-# alpha-trimming level (../shared/specs/alpha-trimming.md). Jobs per experiment of
-# `alphatrim.experiments`: alphatrim_zoo (data + every seed-regime zoo, trained together by
-# labelfree.zoo.batched; with `models_per_job`, one alphatrim_zoo_block job per seed block and
-# alphatrim_zoo merges them), alphatrim_analyse (alpha-hat, churn, ECE, ensembles); then one
-# alphatrim_report job writing Tables I-V and Figs. 4-16 of every experiment.
+# alpha-trimming level (docs/alphatrim.md). Jobs per experiment of `alphatrim.experiments`
+# (planned by labelfree.alphatrim.plan): alphatrim_zoo (data + every seed-regime zoo, trained
+# together by labelfree.zoo.batched; with `models_per_job`, one alphatrim_zoo_block job per seed
+# block and alphatrim_zoo merges them), alphatrim_analyse (alpha-hat, churn, ECE, ensembles);
+# then one alphatrim_report job writing Tables I-V and Figs. 4-16 of every experiment.
 
 
 include: "functions/alphatrim.smk"
 
 
-# import-light (no torch, no matplotlib): parse time needs only the outputs' names
-from labelfree.alphatrim.layout import FIGURES as AT_FIGURES
-from labelfree.alphatrim.layout import REGIMES as AT_REGIMES
-from labelfree.alphatrim.layout import ENSEMBLE_ZOO as AT_ENSEMBLE_ZOO
-from labelfree.alphatrim.layout import TABLES as AT_TABLES
-from labelfree.alphatrim.layout import block_name as at_block_name
-from labelfree.alphatrim.layout import experiment_blocks as at_experiment_blocks
-from labelfree.alphatrim.layout import experiment_outputs as at_experiment_outputs
-from labelfree.alphatrim.layout import output_file as at_output_file
-from labelfree.alphatrim.layout import non_binary_zoos as at_non_binary_zoos
-from labelfree.alphatrim.layout import spine_zoos as at_spine_zoos
-from labelfree.alphatrim.layout import trains_on_gpu as at_trains_on_gpu
+from labelfree.alphatrim import plan as at_plan
+from labelfree.alphatrim.plan import ENSEMBLE_ZOO as AT_ENSEMBLE_ZOO
+from labelfree.alphatrim.plan import REGIMES as AT_REGIMES
+from labelfree.alphatrim.plan import block_name as at_block_name
+from labelfree.alphatrim.plan import output_file as at_output_file
+from labelfree.alphatrim.plan import spine_zoos as at_spine_zoos
+from labelfree.alphatrim.plan import trains_on_gpu as at_trains_on_gpu
 from labelfree.data.registry import known_num_classes
 
 AT = config["alphatrim"]
-AT_EXPS = AT["experiments"] if study_enabled("alphatrim") else {}
 AT_RAW = "results/alphatrim/raw/{experiment}"
 
 # Train-split features for frozen-backbone experiments (data.source: backbone): a zoo lists
@@ -32,24 +26,17 @@ AT_RAW = "results/alphatrim/raw/{experiment}"
 TESTSET_GROUPS["alphatrim_train"] = ["alphatrim-train"]
 
 try:
-    AT_OUTPUTS = {e: at_experiment_outputs(c) for e, c in AT_EXPS.items()}
-    # seed-block shards (models_per_job > 0): experiment -> [(zoo, start, stop), ...]
-    AT_BLOCKS = {e: at_experiment_blocks(c) for e, c in AT_EXPS.items()}
-except ValueError as _err:
-    raise WorkflowError(
-        f"Invalid configuration: alphatrim.experiments: {_err}"
-    ) from None
-
-# Own (spine) zoos must be binary (spec 2.1): refuse a multi-class zoo before any job runs,
-# where the class count follows from the dataset's config (the job checks the rest).
-for _e, _c in AT_EXPS.items():
-    _classes = {
-        z: (ZOOS[z]["dataset"], known_num_classes(DATASETS[ZOOS[z]["dataset"]]))
-        for z in at_spine_zoos(_c).values()
-        if z in ZOOS and z not in PRED_ZOOS and ZOOS[z]["dataset"] in DATASETS
-    }
-    for _msg in at_non_binary_zoos(_e, _c, _classes):
-        raise WorkflowError(f"Invalid configuration: {_msg}")
+    AT_PLAN = at_plan.plan(
+        AT["experiments"] if study_enabled("alphatrim") else {},
+        ZOOS,
+        DATASETS,
+        PRED_ZOOS,
+        known_num_classes,
+    )
+except ConfigError as _err:
+    raise WorkflowError(f"Invalid configuration: {_err}") from None
+# experiment -> its config, its outputs, its seed-block shards [(zoo, start, stop), ...]
+AT_EXPS, AT_OUTPUTS, AT_BLOCKS = AT_PLAN.experiments, AT_PLAN.outputs, AT_PLAN.blocks
 
 
 # Snakemake's parser reads a line starting with `report` as its keyword: call it via an alias.

@@ -22,22 +22,24 @@ os.environ.update(
 # until Snakemake exits. With Python's default thresholds (700, 10, 10) the cyclic garbage
 # collector runs thousands of times while Snakemake builds it and rescans the survivors each
 # time; collecting young objects every 50,000 allocations instead cuts most of that work
-# (bench/graph_cost.py, zoo10k). Only the Snakemake process is affected: jobs run in their own.
+# (docs/architecture.md, "Graph cost"). Only the Snakemake process is affected: jobs run in their
+# own.
 gc.set_threshold(50_000, 20, 10)
 
 from snakemake.exceptions import WorkflowError
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
 from labelfree.config import ConfigError, check_zoos, validate_config
-from labelfree.studyplan import autocast as studyplan_autocast
-from labelfree.studyplan import feature_dtype as studyplan_feature_dtype
-from labelfree.studyplan import fixed_zoo_skips, labelled_zoos
+from labelfree.laf.plan import labelled_zoos
+from labelfree.skips import fixed_zoo_skips
+from labelfree.syp.plan import autocast as syp_autocast
+from labelfree.syp.plan import feature_dtype as syp_feature_dtype
 from labelfree.zoo.bundle import BundleError, assign_bundles
 from labelfree.zoo.predictions import PredictionZooError, scan_cached
 from labelfree.zoo.sheet import ZooError, build_sheet
 
 # The config as the user wrote it, before defaults: which keys were given (a prediction zoo's
-# `testsets`, a study's zoo; labelfree.studyplan).
+# `testsets`, a study's zoo; labelfree.skips).
 USER_CONFIG = copy.deepcopy(dict(config))
 
 try:
@@ -118,7 +120,7 @@ PRED_GROUP = "predictions"
 
 
 # Studies that cannot run on the configured zoos say so in one line and are skipped
-# (labelfree.studyplan); laf and scorecard skip zoos without labels in their own files.
+# (labelfree.skips); laf and scorecard skip zoos without labels in their own files.
 def skip_study(study, reason):
     """Disable ``study`` for this run, saying why in one line (stderr, once per parse)."""
     config[study]["enabled"] = False
@@ -210,7 +212,7 @@ def testset_group(zoo, testset):
 
 # Per-model rules (zoo_model, inference_model) run their adapter from `shell:`, not `script:`:
 # Snakemake re-reads a `script:` source for every job while it builds the graph, a large share
-# of the dry run of a zoo of thousands of one-model jobs (bench/graph_cost.py, zoo10k). The
+# of the dry run of a zoo of thousands of one-model jobs (docs/architecture.md, "Graph cost"). The
 # command finds the adapter and the Python that `script:` would use (the job's conda env's,
 # else Snakemake's own) through environment variables set here at every parse, like PYTHONPATH.
 os.environ.update(

@@ -10,24 +10,14 @@ include: "functions/data.smk"
 
 from labelfree.data.base import DataError
 from labelfree.data.corrupted import RELEASES as DATA_C_RELEASES
-from labelfree.data.registry import (
-    needs_download,
-    resolve_local,
-    resolve_option_paths,
-    split_names,
-)
+from labelfree.data.registry import plan_datasets
 
+# Split names per dataset, the datasets to download; `local` folders and ImageNet/COCO file
+# options made absolute (relative to the config file that sets them).
 try:
-    DATA_SPLITS = {ds: split_names(ds, dcfg) for ds, dcfg in DATASETS.items()}
-    # `local` folders and ImageNet/COCO file options, relative to the config file that sets
-    # them, made absolute.
-    for _ds, _dcfg in DATASETS.items():
-        _dcfg["local"] = resolve_local(_ds, _dcfg, workflow.configfiles)
-        _dcfg["options"] = resolve_option_paths(_ds, _dcfg, workflow.configfiles)
+    DATA_SPLITS, DATA_DOWNLOADS = plan_datasets(DATASETS, workflow.configfiles)
 except DataError as _err:
     raise WorkflowError(f"Invalid configuration: {_err}") from None
-
-DATA_DOWNLOADS = [ds for ds, dcfg in DATASETS.items() if needs_download(dcfg)]
 
 
 rule data_download:

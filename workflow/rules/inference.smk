@@ -18,6 +18,9 @@
 #   inference_import_labels_<zoo>             the zoo's test sets: labels where given
 
 
+from labelfree.store import write_group_manifest
+
+
 include: "functions/inference.smk"
 
 
@@ -45,8 +48,6 @@ rule testset_group:
         sets=lambda w: group_sets(w.group),
     run:
         # in the scheduler's process: a job this small is not worth a fresh Python
-        from labelfree.store import write_group_manifest
-
         write_group_manifest(output[0], dict(zip(params.sets, input)), log=log[0])
 
 

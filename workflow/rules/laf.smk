@@ -1,14 +1,15 @@
-# Rules of `laf`: LaF labeling-free model ranking (../shared/specs/laf.md).
+# Rules of `laf`: LaF labeling-free model ranking (docs/laf.md).
 # Independent analysis jobs per analysed zoo (rule laf_part: every method on a part of the zoo's
 # test sets, one part per test-set group or per test set, config laf.jobs), one merge per zoo
-# into its raw files (rule laf_zoo; the same files as one job analysing every set, issue 15),
-# then one job for every table and figure of the study (rule laf_tables).
-# Analysed zoos: config laf.zoos (default: all zoos) plus the clone controls of laf.clones, which
-# are built at analysis time from stored predictions (spec section 8).
+# into its raw files (rule laf_zoo; the same files as one job analysing every set), then one
+# job for every table and figure of the study (rule laf_tables).
+# What is analysed (labelfree.laf.plan): config laf.zoos (default: all zoos) with labels and two
+# or more models, plus the clone controls of laf.clones, built at analysis time from stored
+# predictions (docs/laf.md, reading R13).
 
 
-from labelfree.laf import layout as laf_layout
-from labelfree.laf.layout import partition
+from labelfree.laf import plan as laf_plan
+from labelfree.laf.plan import partition
 
 
 include: "functions/laf.smk"
@@ -16,52 +17,27 @@ include: "functions/laf.smk"
 
 LAF = config["laf"]
 
-
-LAF_CLONES = {c["name"]: c for c in LAF["clones"]}
-
-for _c in LAF_CLONES.values():
-    for _key in ("base", "source"):
-        if _c[_key] not in ZOOS:
-            raise WorkflowError(
-                f"Invalid configuration: laf.clones[{_c['name']}].{_key} = {_c[_key]!r} "
-                f"is not a configured zoo ({sorted(ZOOS)})"
-            )
-    if _c["name"] in ZOOS:
-        raise WorkflowError(
-            f"Invalid configuration: laf.clones name {_c['name']!r} is already a zoo"
-        )
-for _z in LAF["zoos"]:
-    if _z not in ZOOS:
-        raise WorkflowError(
-            f"Invalid configuration: laf.zoos lists {_z!r}, not a configured zoo ({sorted(ZOOS)})"
-        )
-
-# LaF's tables score rankings of two or more models against labels: other zoos (one model, or
-# a prediction zoo without labels/) are left out, saying so; with none left the study skips.
-LAF_ZOOS, _laf_skips = labelled_zoos(
-    list(LAF["zoos"]) or list(ZOOS),
-    {z: zoo_labelled(z) for z in ZOOS},
-    {z: len(zoo_models(z)) for z in ZOOS},
-    "laf",
-)
-for _c in list(LAF_CLONES.values()):
-    _bad = [z for z in (_c["base"], _c["source"]) if z in _laf_skips]
-    if _bad:
-        _laf_skips[_c["name"]] = f"clone control {_c['name']!r} is built from {_bad}"
-        del LAF_CLONES[_c["name"]]
+try:
+    LAF_PLAN = laf_plan.plan(
+        LAF,
+        list(ZOOS),
+        {z: zoo_labelled(z) for z in ZOOS},
+        {z: len(zoo_models(z)) for z in ZOOS},
+    )
+except ConfigError as _err:
+    raise WorkflowError(f"Invalid configuration: {_err}") from None
+LAF_ZOOS, LAF_CLONES = LAF_PLAN.zoos, LAF_PLAN.clones
 if study_enabled("laf"):
-    if not LAF_ZOOS and not LAF_CLONES:
-        skip_study("laf", "; ".join(_laf_skips.values()) or "no zoo to analyse")
-    for _z, _why in _laf_skips.items() if LAF_ZOOS else ():
-        print(f"labelfree: laf skips {_z}: {_why}", file=sys.stderr)
+    if LAF_PLAN.skip:
+        skip_study("laf", LAF_PLAN.skip)
+    for _note in LAF_PLAN.notes():
+        print(_note, file=sys.stderr)
 
-
-LAF_RAW = ["metrics.csv.gz", "testsets.csv", "models.csv", "rq4.csv", "ces_guides.npz"]
-
-# (stem, report subcategory) of every final table and figure, from the library; names follow
-# docs/outputs.md (laf_name: <id>-all[-<detail>]); captions in report/laf/{tables,figures}/<stem>.rst
-LAF_TABLES = list(laf_layout.TABLES.items())
-LAF_FIGURES = list(laf_layout.FIGURES.items())
+LAF_RAW = list(laf_plan.RAW_FILES)
+# (stem, report subcategory) of every final table and figure; names follow docs/outputs.md
+# (laf_plan.name: <id>-all[-<detail>]); captions in report/laf/{tables,figures}/<stem>.rst
+LAF_TABLES = list(laf_plan.TABLES.items())
+LAF_FIGURES = list(laf_plan.FIGURES.items())
 
 
 STUDY_TARGETS["laf"] = laf_targets
@@ -86,7 +62,7 @@ rule laf_part:
         mem_mb=LAF["mem_mb"],
         runtime=LAF["runtime"],
     params:
-        spec=lambda w: laf_part_params(w.azoo, w.part),
+        part=lambda w: laf_part_params(w.azoo, w.part),
         laf=LAF,
         seed=SEED,
     script:
@@ -122,7 +98,7 @@ rule laf_tables:
     output:
         **{
             f"t_{t}".replace("-", "_"): report(
-                f"results/laf/tables/{laf_layout.name(t)}.csv",
+                f"results/laf/tables/{laf_plan.name(t)}.csv",
                 caption=f"../report/laf/tables/{t}.rst",
                 category="laf",
                 subcategory=sub,
@@ -130,12 +106,12 @@ rule laf_tables:
             for t, sub in LAF_TABLES
         },
         **{
-            f"md_{t}".replace("-", "_"): f"results/laf/tables/{laf_layout.name(t)}.md"
+            f"md_{t}".replace("-", "_"): f"results/laf/tables/{laf_plan.name(t)}.md"
             for t, _ in LAF_TABLES
         },
         **{
             f"f_{f}".replace("-", "_"): report(
-                f"results/laf/figures/{laf_layout.name(f)}.png",
+                f"results/laf/figures/{laf_plan.name(f)}.png",
                 caption=f"../report/laf/figures/{f}.rst",
                 category="laf",
                 subcategory=sub,
@@ -143,9 +119,7 @@ rule laf_tables:
             for f, sub in LAF_FIGURES
         },
         **{
-            f"pdf_{f}".replace(
-                "-", "_"
-            ): f"results/laf/figures/{laf_layout.name(f)}.pdf"
+            f"pdf_{f}".replace("-", "_"): f"results/laf/figures/{laf_plan.name(f)}.pdf"
             for f, _ in LAF_FIGURES
         },
     log:

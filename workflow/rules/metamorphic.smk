@@ -1,37 +1,29 @@
-# Rules of `metamorphic` (spec ../shared/specs/metamorphic.md; README section `metamorphic`).
-#   mm_testsets_<dataset>  DigitScenes sources, MR-1/MR-2 follow-ups and counterfactual re-renders
-#                          as test sets of every dataset whose zoos list an mm_* group (one job)
-#   (spine)                inference runs every model on them (one job per bundle and group)
-#   mm_verdicts_<zoo>      oracles + majority vote per model, base and colour set (one job per zoo)
-#   mm_report              tables, figures and checks A-H for RQ1-RQ6 (one job)
+# Rules of `metamorphic` (docs/metamorphic.md; planning in labelfree.metamorphic.plan).
+#   metamorphic_testsets_<dataset>  DigitScenes sources, MR-1/MR-2 follow-ups and counterfactual
+#                                   re-renders as test sets of every dataset whose zoos list a
+#                                   metamorphic_* group (one job)
+#   (spine)                         inference runs every model on them (one job per bundle and group)
+#   metamorphic_verdicts_<zoo>      oracles + majority vote per model, base and colour set (one job
+#                                   per zoo)
+#   metamorphic_report              tables, figures and checks A-H for RQ1-RQ6 (one job)
 
 
 include: "functions/metamorphic.smk"
 
 
-from labelfree.data.digitscenes import DigitScenesError
-
-# import-light (no scipy, torch or matplotlib): parse time needs only names and checks
-from labelfree.metamorphic import layout as mm_layout
+from labelfree.metamorphic import plan as metamorphic_plan
 from labelfree.outputs import POOLED, output_name
-from labelfree.metamorphic.followups import FollowupError
 
-MM = config["metamorphic"]
-MM_BASES = MM["testsets"]
-
-try:
-    mm_layout.check_config(MM, ZOOS, DATASETS)
-except (mm_layout.ExperimentError, DigitScenesError, FollowupError) as _err:
-    raise WorkflowError(f"Invalid configuration: {_err}") from None
-
-# Test-set groups (registered even when the study is disabled, so zoo sheets stay valid).
-for _group, _names in mm_layout.group_testsets(MM_BASES).items():
-    TESTSET_GROUPS[_group] = _names
+METAMORPHIC = config["metamorphic"]
+METAMORPHIC_BASES = METAMORPHIC["testsets"]
+# The plan call: checks the configuration, registers the study's test-set groups (also when the
+# study is disabled, so zoo sheets that list them stay valid).
+TESTSET_GROUPS.update(metamorphic_plan.checked_groups(METAMORPHIC, ZOOS, DATASETS))
 
 
-# stems (docs/outputs.md) of labelfree.metamorphic.tables.TABLES / FIGURES; every output pools
+# stems (docs/outputs.md) of labelfree.metamorphic.plan.TABLES / FIGURES; every output pools
 # the study's zoos: <id>-all[-<detail>]; captions in report/metamorphic/{tables,figures}/<stem>.rst
-MM_TABLES = [
+METAMORPHIC_TABLES = [
     "table1-3",
     "table4",
     "table5-6",
@@ -47,7 +39,7 @@ MM_TABLES = [
     "fig7",
     "extra-checks",
 ]
-MM_FIGURES = [
+METAMORPHIC_FIGURES = [
     "fig6",
     "fig8",
     "fig9",
@@ -55,28 +47,27 @@ MM_FIGURES = [
     "fig7",
     "fig1-5-gallery",
 ]
-MM_UNBIASED = next((z for z, c in MM["zoos"].items() if c["role"] == "unbiased"), None)
 
 
 STUDY_TARGETS["metamorphic"] = metamorphic_targets
 
 
 for _ds in DATASETS:
-    if not mm_dataset_bases(_ds):
+    if not metamorphic_dataset_bases(_ds):
         continue
 
     rule:
         name:
-            f"mm_testsets_{_ds}"
+            f"metamorphic_testsets_{_ds}"
         input:
             [
-                dataset_split(_ds, MM_BASES[b]["split"])
-                for b in mm_dataset_bases(_ds)
-                if MM_BASES[b]["split"]
+                dataset_split(_ds, METAMORPHIC_BASES[b]["split"])
+                for b in metamorphic_dataset_bases(_ds)
+                if METAMORPHIC_BASES[b]["split"]
             ],
-            mm_originals_meta(_ds),
+            metamorphic_originals_meta(_ds),
         output:
-            mm_dataset_outputs(_ds),
+            metamorphic_dataset_outputs(_ds),
         log:
             f"logs/metamorphic/testsets_{_ds}.log",
         benchmark:
@@ -85,46 +76,49 @@ for _ds in DATASETS:
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
-            mem_mb=MM["mem_mb"],
+            mem_mb=METAMORPHIC["mem_mb"],
             runtime=30,
         params:
             dataset=_ds,
-            bases={b: MM_BASES[b] for b in mm_dataset_bases(_ds)},
-            mm=MM,
+            bases={b: METAMORPHIC_BASES[b] for b in metamorphic_dataset_bases(_ds)},
+            metamorphic=METAMORPHIC,
             seed=SEED,
             out_dir=lambda w, output: os.path.dirname(output[0]),
             split_paths={
-                b: dataset_split(_ds, MM_BASES[b]["split"])
-                for b in mm_dataset_bases(_ds)
-                if MM_BASES[b]["split"]
+                b: dataset_split(_ds, METAMORPHIC_BASES[b]["split"])
+                for b in metamorphic_dataset_bases(_ds)
+                if METAMORPHIC_BASES[b]["split"]
             },
             meta_paths={
                 b: f"results/data/{_ds}/meta.json"
-                for b in mm_dataset_bases(_ds)
-                if MM_BASES[b]["split"]
+                for b in metamorphic_dataset_bases(_ds)
+                if METAMORPHIC_BASES[b]["split"]
             },
         script:
             "../scripts/metamorphic_testsets.py"
 
 
-for _zoo, _zc in MM["zoos"].items():
+for _zoo, _zc in METAMORPHIC["zoos"].items():
 
     rule:
         name:
-            f"mm_verdicts_{_zoo}"
+            f"metamorphic_verdicts_{_zoo}"
         input:
-            bases=[mm_base_path(zoo_dataset(_zoo), b) for b in mm_zoo_bases(_zoo)],
-            infer=[p for _, _, p in mm_zoo_infer(_zoo)],
+            bases=[
+                metamorphic_base_path(zoo_dataset(_zoo), b)
+                for b in metamorphic_zoo_bases(_zoo)
+            ],
+            infer=[p for _, _, p in metamorphic_zoo_infer(_zoo)],
         output:
-            summary=mm_raw(_zoo, "summary.csv"),
-            verdicts=mm_raw(_zoo, "verdicts.csv.gz"),
+            summary=metamorphic_raw(_zoo, "summary.csv"),
+            verdicts=metamorphic_raw(_zoo, "verdicts.csv.gz"),
         log:
             f"logs/metamorphic/verdicts_{_zoo}.log",
         conda:
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
-            mem_mb=MM["mem_mb"],
+            mem_mb=METAMORPHIC["mem_mb"],
             runtime=30,
         params:
             zoo=_zoo,
@@ -132,21 +126,22 @@ for _zoo, _zc in MM["zoos"].items():
             sheet=ZOO_SHEETS[_zoo][["model", "width", "epochs", "seed"]].to_dict(
                 "records"
             ),
-            bases={b: MM_BASES[b] for b in mm_zoo_bases(_zoo)},
+            bases={b: METAMORPHIC_BASES[b] for b in metamorphic_zoo_bases(_zoo)},
             base_paths={
-                b: mm_base_path(zoo_dataset(_zoo), b) for b in mm_zoo_bases(_zoo)
+                b: metamorphic_base_path(zoo_dataset(_zoo), b)
+                for b in metamorphic_zoo_bases(_zoo)
             },
-            infer=mm_zoo_infer(_zoo),
-            mm=MM,
+            infer=metamorphic_zoo_infer(_zoo),
+            metamorphic=METAMORPHIC,
         script:
             "../scripts/metamorphic_verdicts.py"
 
 
-rule mm_report:
+rule metamorphic_report:
     input:
-        summaries=[mm_raw(z, "summary.csv") for z in MM["zoos"]],
-        verdicts=[mm_raw(z, "verdicts.csv.gz") for z in MM["zoos"]],
-        gallery=list(mm_gallery_inputs().values()),
+        summaries=[metamorphic_raw(z, "summary.csv") for z in METAMORPHIC["zoos"]],
+        verdicts=[metamorphic_raw(z, "verdicts.csv.gz") for z in METAMORPHIC["zoos"]],
+        gallery=list(metamorphic_gallery_inputs().values()),
     output:
         tables=[
             report(
@@ -155,11 +150,11 @@ rule mm_report:
                 category="metamorphic",
                 subcategory="tables",
             )
-            for t in MM_TABLES
+            for t in METAMORPHIC_TABLES
         ],
         md=[
             f"results/metamorphic/tables/{output_name(t, POOLED)}.md"
-            for t in MM_TABLES
+            for t in METAMORPHIC_TABLES
         ],
         figures=[
             report(
@@ -168,11 +163,11 @@ rule mm_report:
                 category="metamorphic",
                 subcategory="figures",
             )
-            for f in MM_FIGURES
+            for f in METAMORPHIC_FIGURES
         ],
         pdf=[
             f"results/metamorphic/figures/{output_name(f, POOLED)}.pdf"
-            for f in MM_FIGURES
+            for f in METAMORPHIC_FIGURES
         ],
         checks="results/metamorphic/raw/checks.json",
         annotation="results/metamorphic/annotation/rq1_sample.csv",
@@ -182,11 +177,11 @@ rule mm_report:
         "../../envs/labelfree.yaml"
     threads: 1
     resources:
-        mem_mb=MM["mem_mb"],
+        mem_mb=METAMORPHIC["mem_mb"],
         runtime=30,
     params:
-        mm=MM,
-        gallery=mm_gallery_inputs(),
+        metamorphic=METAMORPHIC,
+        gallery=metamorphic_gallery_inputs(),
         out_dir=lambda w, output: os.path.dirname(os.path.dirname(output.checks)),
     script:
         "../scripts/metamorphic_report.py"

@@ -1,118 +1,42 @@
-# Rules of `pace`: PACE accuracy estimation (../shared/specs/pace.md) on the small-scale digits
-# subjects of spec section 7. Jobs: the study's input pools as test sets (pace_pool,
-# pace_mutated_inputs, pace_generated_inputs; inference runs the pace zoo on them), one job
-# gathering every subject (pace_subjects, also trains the rotation regressor), one job per
-# experiment (pace_experiment: main, features, alpha, dims, reducers, variants), one job
-# writing every table and figure (pace_report) and, for Table 12, the training split as test
-# set `pace_train` (pace_train_set; inference writes its LHL activations) and one job computing
-# LSA and CSS-COV (pace_css_cov).
+# Rules of `pace`: PACE accuracy estimation (Chen et al., TOSEM 2020; docs/pace.md) on small-scale
+# digits subjects. Jobs: the study's input pools as test sets (pace_pool, pace_mutated_inputs,
+# pace_generated_inputs; inference runs the pace zoo on them), one job gathering every subject
+# (pace_subjects, also trains the rotation regressor), one job per experiment (pace_experiment:
+# main, features, alpha, dims, reducers, variants), one job writing every table and figure
+# (pace_report) and, for Table 12, the training split as test set `pace_train` (pace_train_set;
+# inference writes its LHL activations) and one job computing LSA and CSS-COV (pace_css_cov).
+# What runs for the config (subjects, pools, outputs, checks) is labelfree.pace.plan's.
 
 
-from labelfree.outputs import POOLED, output_name
+from labelfree.pace import plan as pace_plan
+
+try:
+    PACE = pace_plan.plan(config, study_enabled("pace"), ZOO_SHEETS, TESTSET_GROUPS)
+except ConfigError as _err:
+    raise WorkflowError(f"Invalid configuration: {_err}") from None
+# Registered even when the study is off, so zoo sheets naming the groups stay valid.
+TESTSET_GROUPS.update(PACE.testset_groups)
+STUDY_TARGETS["pace"] = PACE.targets
+pace_table = PACE.table  # the other rule files name the study's tables with it
 
 
-include: "functions/pace.smk"
+if PACE.enabled:
 
-
-PACE = config["pace"]
-PACE_ON = study_enabled("pace")
-PACE_ZOO = PACE["zoo"]
-PACE_POOL = "id" if PACE["pool_shifts"] == 0 else "pace_shifted"
-# main: Tables 2-8; features: Fig. 4; alpha: Fig. 5; dims: Fig. 6; reducers: Fig. 7; variants: Fig. 8
-PACE_EXPERIMENTS = ["main", "features", "alpha", "dims", "reducers", "variants"]
-
-# Test-set groups a zoo may list (the pace zoo lists all three).
-TESTSET_GROUPS["pace_pool"] = [] if PACE_POOL == "id" else [PACE_POOL]
-TESTSET_GROUPS["pace_mutated"] = ["pace_patch", "pace_light"]
-PACE_CW = dict(PACE["attack"].get("cw") or {})
-PACE_CW_ON = bool(PACE_CW.pop("enabled", False))
-# the attack parameters name C&W only when it is on: runs without it keep their old params
-PACE_ATTACK = {k: v for k, v in PACE["attack"].items() if k != "cw"} | (
-    {"cw": PACE_CW} if PACE_CW_ON else {}
-)
-TESTSET_GROUPS["pace_generated"] = ["pace_fgsm", "pace_bim"] + (
-    ["pace_cw"] if PACE_CW_ON else []
-)
-
-# Table 12 (CSS-COV): LSA needs LHL activations on the training split, which inference writes
-# when the zoo lists the group `pace_train`; without it the table is skipped (one line).
-PACE_COV = PACE["css_cov"]
-PACE_COV_ON = (
-    PACE_ON
-    and PACE_COV["enabled"]
-    and "pace_train" in ZOOS.get(PACE_ZOO, {}).get("testsets", [])
-)
-if PACE_ON and PACE_COV["enabled"] and not PACE_COV_ON:
-    print(
-        f"labelfree: pace Table 12 (CSS-COV) skipped: zoo {PACE_ZOO!r} does not list the "
-        "test-set group `pace_train` (the training split, for LSA); add it to its testsets "
-        "or set pace.css_cov.enabled: false",
-        file=sys.stderr,
-    )
-TESTSET_GROUPS["pace_train"] = ["pace_train"] if PACE_COV_ON else []
-
-if PACE_ON and PACE_ZOO not in ZOO_SHEETS:
-    raise WorkflowError(
-        f"Invalid configuration: pace.zoo = {PACE_ZOO!r} is not a configured zoo "
-        f"({sorted(ZOOS)}); add it under `zoos:` or set pace.enabled: false"
-    )
-
-
-# output key -> stem (docs/outputs.md); the files are pace_table / pace_figure (stem):
-# <id>-<pace zoo>[-<detail>]; captions in report/pace/{tables,figures}/<stem>.rst
-PACE_TABLES = {
-    "table2_3": "table2-3",
-    "best": "table2-3-best_counts",
-    "table4": "table4",
-    "table5": "table5",
-    "table6": "table6",
-    "table7": "table7",
-    "table8": "table8-time",
-    "table9": "table9",
-    "table11": "table11",
-    "fig4_table": "fig4",
-    "fig5_table": "fig5",
-    "fig6_table": "fig6",
-    "fig7_table": "fig7",
-    "fig8_table": "fig8",
-    "conclusions": "extra-conclusions",
-    "checks": "extra-checks",
-}
-PACE_FIGURES = {
-    "fig_main": "table2-3",
-    "fig4": "fig4",
-    "fig5": "fig5",
-    "fig6": "fig6",
-    "fig7": "fig7",
-    "fig8": "fig8",
-}
-# Table 1 (the subjects) and the cross-dataset table (Tables 2-5 over every run's zoo: scope all)
-PACE_SUBJECTS_STEM = "table1"
-PACE_CROSS_STEM = "table2-5-cross_dataset"
-PACE_CSS_COV_STEM = "table12"
-
-
-STUDY_TARGETS["pace"] = pace_targets
-
-
-if PACE_ON:
-    PACE_DATASET = zoo_dataset(PACE_ZOO)
-
-    if PACE_POOL != "id":
+    if PACE.pool != "id":
 
         rule pace_pool:
             input:
-                pool=testset_path(PACE_DATASET, "id"),
+                pool=testset_path(PACE.dataset, "id"),
             output:
-                shifted=testset_path(PACE_DATASET, PACE_POOL),
+                shifted=testset_path(PACE.dataset, PACE.pool),
             log:
                 "logs/pace/pool.log",
             conda:
                 "../../envs/labelfree.yaml"
             threads: 1
             resources:
-                mem_mb=PACE["mem_mb"],
-                runtime=PACE["runtime"],
+                mem_mb=PACE.cfg["mem_mb"],
+                runtime=PACE.cfg["runtime"],
             params:
                 kind="shifted",
                 seed=SEED,
@@ -121,113 +45,106 @@ if PACE_ON:
 
     rule pace_mutated_inputs:
         input:
-            pool=testset_path(PACE_DATASET, PACE_POOL),
+            pool=testset_path(PACE.dataset, PACE.pool),
         output:
-            patch=testset_path(PACE_DATASET, "pace_patch"),
-            light=testset_path(PACE_DATASET, "pace_light"),
+            patch=testset_path(PACE.dataset, "pace_patch"),
+            light=testset_path(PACE.dataset, "pace_light"),
         log:
             "logs/pace/mutated_inputs.log",
         conda:
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
-            mem_mb=PACE["mem_mb"],
-            runtime=PACE["runtime"],
+            mem_mb=PACE.cfg["mem_mb"],
+            runtime=PACE.cfg["runtime"],
         params:
             kind="mutated",
             seed=SEED,
-            mutation=PACE["mutation"],
+            mutation=PACE.cfg["mutation"],
         script:
             "../scripts/pace_testsets.py"
 
     rule pace_generated_inputs:
         input:
-            pool=testset_path(PACE_DATASET, PACE_POOL),
-            weights=f"{model_dir(PACE_ZOO, pace_attack_model())}/weights.safetensors",
-            meta=f"{model_dir(PACE_ZOO, pace_attack_model())}/meta.json",
+            pool=testset_path(PACE.dataset, PACE.pool),
+            weights=f"{model_dir(PACE.zoo, PACE.attack_model)}/weights.safetensors",
+            meta=f"{model_dir(PACE.zoo, PACE.attack_model)}/meta.json",
         output:
-            **({"cw": testset_path(PACE_DATASET, "pace_cw")} if PACE_CW_ON else {}),
-            fgsm=testset_path(PACE_DATASET, "pace_fgsm"),
-            bim=testset_path(PACE_DATASET, "pace_bim"),
+            **({"cw": testset_path(PACE.dataset, "pace_cw")} if PACE.cw_on else {}),
+            fgsm=testset_path(PACE.dataset, "pace_fgsm"),
+            bim=testset_path(PACE.dataset, "pace_bim"),
         log:
             "logs/pace/generated_inputs.log",
         benchmark:
             "benchmarks/pace/generated_inputs.tsv"
         conda:
             "../../envs/labelfree.yaml"
-        threads: PACE["threads"]
+        threads: PACE.cfg["threads"]
         resources:
-            mem_mb=PACE["mem_mb"],
-            runtime=PACE["runtime"],
+            mem_mb=PACE.cfg["mem_mb"],
+            runtime=PACE.cfg["runtime"],
         params:
             kind="generated",
             seed=SEED,
             model_dir=lambda w, input: os.path.dirname(input.meta),
-            preprocessing=str(
-                pace_sheet()
-                .set_index("model")
-                .loc[pace_attack_model(), "preprocessing"]
-            ),
-            attack=PACE_ATTACK,
+            preprocessing=PACE.attack_preprocessing,
+            attack=PACE.attack,
         script:
             "../scripts/pace_testsets.py"
 
     rule pace_subjects:
         input:
             infer=[
-                infer_path(PACE_ZOO, s["testset"], s["model"])
-                for s in pace_subject_specs()
+                infer_path(PACE.zoo, s["testset"], s["model"]) for s in PACE.subjects
             ],
-            testsets=[
-                testset_path(PACE_DATASET, s["testset"]) for s in pace_subject_specs()
-            ],
-            train=dataset_split(PACE_DATASET, ZOOS[PACE_ZOO]["train_split"]),
-            pool=testset_path(PACE_DATASET, PACE_POOL),
+            testsets=[testset_path(PACE.dataset, s["testset"]) for s in PACE.subjects],
+            train=dataset_split(PACE.dataset, PACE.train_split),
+            pool=testset_path(PACE.dataset, PACE.pool),
         output:
             npz="results/pace/raw/subjects.npz",
             csv=report(
-                pace_table(PACE_SUBJECTS_STEM),
-                caption=f"../report/pace/tables/{PACE_SUBJECTS_STEM}.rst",
+                PACE.table(pace_plan.SUBJECTS_STEM),
+                caption=f"../report/pace/tables/{pace_plan.SUBJECTS_STEM}.rst",
                 category="pace",
                 subcategory="tables",
             ),
-            md=pace_table(PACE_SUBJECTS_STEM, "md"),
+            md=PACE.table(pace_plan.SUBJECTS_STEM, "md"),
         log:
             "logs/pace/subjects.log",
         benchmark:
             "benchmarks/pace/subjects.tsv"
         conda:
             "../../envs/labelfree.yaml"
-        threads: PACE["threads"]
+        threads: PACE.cfg["threads"]
         resources:
-            mem_mb=PACE["mem_mb"],
-            runtime=PACE["runtime"],
+            mem_mb=PACE.cfg["mem_mb"],
+            runtime=PACE.cfg["runtime"],
         params:
-            subjects=pace_subject_specs(),
-            regression=PACE["regression"],
-            mutation=PACE["mutation"],
+            subjects=PACE.subjects,
+            regression=PACE.cfg["regression"],
+            mutation=PACE.cfg["mutation"],
             seed=SEED,
         script:
             "../scripts/pace_subjects.py"
 
-    if PACE_COV_ON:
+    if PACE.cov_on:
 
         rule pace_train_set:
             input:
-                split=dataset_split(PACE_DATASET, ZOOS[PACE_ZOO]["train_split"]),
+                split=dataset_split(PACE.dataset, PACE.train_split),
             output:
-                train=testset_path(PACE_DATASET, "pace_train"),
+                train=testset_path(PACE.dataset, "pace_train"),
             log:
                 "logs/pace/train_set.log",
             conda:
                 "../../envs/labelfree.yaml"
             threads: 1
             resources:
-                mem_mb=PACE["mem_mb"],
-                runtime=PACE["runtime"],
+                mem_mb=PACE.cfg["mem_mb"],
+                runtime=PACE.cfg["runtime"],
             params:
                 seed=SEED,
-                subsample=PACE_COV["train_subsample"],
+                subsample=PACE.cov["train_subsample"],
             script:
                 "../scripts/pace_train_set.py"
 
@@ -235,13 +152,13 @@ if PACE_ON:
             input:
                 subjects="results/pace/raw/subjects.npz",
                 main="results/pace/raw/main.csv",
-                train=[infer_path(PACE_ZOO, "pace_train", m) for m in pace_cov_models()],
+                train=[infer_path(PACE.zoo, "pace_train", m) for m in PACE.cov_models],
             output:
                 rows="results/pace/raw/css_cov-{zoo}.csv",
                 strata="results/pace/raw/css_cov_strata-{zoo}.csv",
                 csv=report(
-                    "results/pace/tables/table12-{zoo}.csv",  # PACE_CSS_COV_STEM
-                    caption=f"../report/pace/tables/{PACE_CSS_COV_STEM}.rst",
+                    "results/pace/tables/table12-{zoo}.csv",
+                    caption=f"../report/pace/tables/{pace_plan.CSS_COV_STEM}.rst",
                     category="pace",
                     subcategory="tables",
                 ),
@@ -251,17 +168,17 @@ if PACE_ON:
             benchmark:
                 "benchmarks/pace/css_cov_{zoo}.tsv"
             wildcard_constraints:
-                zoo=PACE_ZOO,
+                zoo=PACE.zoo,
             conda:
                 "../../envs/labelfree.yaml"
-            threads: PACE["threads"]
+            threads: PACE.cfg["threads"]
             resources:
-                mem_mb=PACE["mem_mb"],
-                runtime=PACE["runtime"],
+                mem_mb=PACE.cfg["mem_mb"],
+                runtime=PACE.cfg["runtime"],
             params:
-                subjects=[f"{m}@{PACE_POOL}" for m in pace_cov_models()],
-                var_threshold=PACE_COV["var_threshold"],
-                cfg={k: PACE[k] for k in ("budgets", "reps", "ces", "css")},
+                subjects=PACE.cov_subjects,
+                var_threshold=PACE.cov["var_threshold"],
+                cfg=PACE.css_cov_cfg,
                 seed=SEED,
             script:
                 "../scripts/pace_css_cov.py"
@@ -277,32 +194,26 @@ if PACE_ON:
         benchmark:
             "benchmarks/pace/experiment_{experiment}.tsv"
         wildcard_constraints:
-            experiment="main|features|alpha|dims|reducers|variants",
+            experiment="|".join(pace_plan.EXPERIMENTS),
         conda:
             "../../envs/labelfree.yaml"
-        threads: PACE["threads"]
+        threads: PACE.cfg["threads"]
         resources:
-            mem_mb=PACE["mem_mb"],
-            runtime=PACE["runtime"],
+            mem_mb=PACE.cfg["mem_mb"],
+            runtime=PACE.cfg["runtime"],
         params:
-            # without the keys added since (report-only, Table 12's, C&W off): old runs keep
-            # their params
-            cfg={
-                k: PACE_ATTACK if k == "attack" else v
-                for k, v in PACE.items()
-                if k not in ("cross_dataset_runs", "css_cov")
-            },
+            cfg=PACE.experiment_cfg,
             seed=SEED,
         script:
             "../scripts/pace_experiment.py"
 
     rule pace_report:
         input:
-            rows=expand("results/pace/raw/{e}.csv", e=PACE_EXPERIMENTS),
-            timings=expand("results/pace/raw/{e}_timings.json", e=PACE_EXPERIMENTS),
-            meta=pace_table(PACE_SUBJECTS_STEM),
+            rows=expand("results/pace/raw/{e}.csv", e=pace_plan.EXPERIMENTS),
+            timings=expand("results/pace/raw/{e}_timings.json", e=pace_plan.EXPERIMENTS),
+            meta=PACE.table(pace_plan.SUBJECTS_STEM),
         output:
-            **pace_report_outputs(),
+            **PACE.report_outputs(report),
             errors="results/pace/raw/errors.csv",
             cross_rows="results/pace/raw/cross_rows.csv",
         log:
@@ -311,32 +222,32 @@ if PACE_ON:
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
-            mem_mb=PACE["mem_mb"],
-            runtime=PACE["runtime"],
+            mem_mb=PACE.cfg["mem_mb"],
+            runtime=PACE.cfg["runtime"],
         params:
-            zoo=PACE_ZOO,
-            dataset=PACE_DATASET,
+            zoo=PACE.zoo,
+            dataset=PACE.dataset,
         script:
             "../scripts/pace_report.py"
 
     rule pace_cross_dataset:
         input:
-            rows=pace_cross_inputs(),
+            rows=PACE.cross_inputs(),
         output:
             csv=report(
-                pace_table(PACE_CROSS_STEM, scope=POOLED),
-                caption=f"../report/pace/tables/{PACE_CROSS_STEM}.rst",
+                PACE.table(pace_plan.CROSS_STEM, scope=pace_plan.POOLED),
+                caption=f"../report/pace/tables/{pace_plan.CROSS_STEM}.rst",
                 category="pace",
                 subcategory="tables",
             ),
-            md=pace_table(PACE_CROSS_STEM, "md", scope=POOLED),
+            md=PACE.table(pace_plan.CROSS_STEM, "md", scope=pace_plan.POOLED),
         log:
             "logs/pace/cross_dataset.log",
         conda:
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
-            mem_mb=PACE["mem_mb"],
-            runtime=PACE["runtime"],
+            mem_mb=PACE.cfg["mem_mb"],
+            runtime=PACE.cfg["runtime"],
         script:
             "../scripts/pace_cross_dataset.py"

@@ -1,11 +1,11 @@
 # Rules of `scorecard`: every registered label-free and few-label method scored on one zoo's
-# inference artefacts (src/labelfree/scorecard; ../shared/specs/scorecard.md): the zoo's
+# inference artefacts (src/labelfree/scorecard; docs/methods.md): the zoo's
 # inference files and labelled test sets (config scorecard.testsets picks which); no new inference.
 
 
 from labelfree.outputs import POOLED, output_name
-from labelfree.studyplan import scorecard_coverage
-from labelfree.studyplan import scorecard_zoos as scorecard_plan
+from labelfree.scorecard.plan import scorecard_coverage
+from labelfree.scorecard.plan import scorecard_zoos as scorecard_plan
 
 
 include: "functions/scorecard.smk"

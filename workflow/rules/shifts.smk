@@ -1,7 +1,8 @@
 # Rules of the `shifts` layer (docs/shifts.md): from each dataset's `id` test set, the -C
 # corruption suite (one job per dataset x corruption, writing all its severities) and the
 # natural-shift sets (one job per dataset). Released -C archives replace regeneration where
-# `shifts.released` names one for the dataset (laf spec 5.1, 5.2, 8).
+# `shifts.released` names one for the dataset (docs/shifts.md,
+# readings R1-R4).
 
 
 from labelfree.outputs import output_name

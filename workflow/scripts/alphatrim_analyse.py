@@ -1,6 +1,6 @@
-"""Thin adapter: alpha-hat, churn, ECE and ensembles of one experiment (pipeline.analyse_experiment)."""
+"""Thin adapter: alpha-hat, churn, ECE and ensembles of one experiment (labelfree.alphatrim.run.analyse_experiment)."""
 
-from labelfree.alphatrim.pipeline import analyse_experiment
+from labelfree.alphatrim.run import analyse_experiment
 from labelfree.joblog import log_to
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)

@@ -1,9 +1,9 @@
-"""Thin adapter: Tables I-V and Figs. 4-16 of every alphatrim experiment (pipeline.write_report)."""
+"""Thin adapter: Tables I-V and Figs. 4-16 of every alphatrim experiment (labelfree.alphatrim.report.write_report)."""
 
 import logging
 from pathlib import Path
 
-from labelfree.alphatrim.pipeline import write_report
+from labelfree.alphatrim.report import write_report
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 logging.basicConfig(filename=sm.log[0], level=logging.INFO, force=True,

@@ -1,7 +1,7 @@
-"""Thin adapter: data and seed-regime zoos of one alphatrim experiment (pipeline.train_experiment,
-or pipeline.merge_blocks of its seed-block shards)."""
+"""Thin adapter: data and seed-regime zoos of one alphatrim experiment (labelfree.alphatrim.run.train_experiment,
+or merge_blocks of its seed-block shards)."""
 
-from labelfree.alphatrim.pipeline import collect_spine_zoos, merge_blocks, train_experiment
+from labelfree.alphatrim.run import collect_spine_zoos, merge_blocks, train_experiment
 from labelfree.joblog import log_to
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)

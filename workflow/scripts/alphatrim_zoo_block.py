@@ -1,6 +1,6 @@
-"""Thin adapter: one seed-block shard of an alphatrim experiment (pipeline.train_block)."""
+"""Thin adapter: one seed-block shard of an alphatrim experiment (labelfree.alphatrim.run.train_block)."""
 
-from labelfree.alphatrim.pipeline import train_block
+from labelfree.alphatrim.run import train_block
 from labelfree.joblog import log_to
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)

@@ -10,8 +10,8 @@ sm = snakemake  # noqa: F821 (injected by Snakemake)
 log_to(sm.log[0])
 infer = list(sm.output.infer) if isinstance(sm.output.infer, list) else [sm.output.infer]
 meta = list(sm.output.meta) if isinstance(sm.output.meta, list) else [sm.output.meta]
-for spec, infer_out, meta_out in zip(sm.params.models, infer, meta, strict=True):
-    m = import_model(sm.params.zoo, spec["model"], spec["files"], spec["kind"],
-                     sm.params.num_classes, sm.params.rows, spec["features"], infer_out, meta_out)
-    logging.info("%s: %s on %s, features %s -> %s", spec["model"], m["kind"],
-                 sorted(spec["files"]), m["features"], infer_out)
+for entry, infer_out, meta_out in zip(sm.params.models, infer, meta, strict=True):
+    m = import_model(sm.params.zoo, entry["model"], entry["files"], entry["kind"],
+                     sm.params.num_classes, sm.params.rows, entry["features"], infer_out, meta_out)
+    logging.info("%s: %s on %s, features %s -> %s", entry["model"], m["kind"],
+                 sorted(entry["files"]), m["features"], infer_out)

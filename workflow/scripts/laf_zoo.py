@@ -8,7 +8,7 @@ logging.basicConfig(
     format="%(asctime)s %(levelname)s %(name)s: %(message)s",
 )
 
-from labelfree.laf.study import merge_parts  # noqa: E402
+from labelfree.laf.run import merge_parts  # noqa: E402
 
 sm = snakemake  # noqa: F821
 try:

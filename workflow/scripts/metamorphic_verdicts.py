@@ -1,11 +1,11 @@
-"""Thin adapter: verdicts of every model of one zoo (labelfree.metamorphic.experiment.zoo_verdicts)."""
+"""Thin adapter: verdicts of every model of one zoo (labelfree.metamorphic.run.zoo_verdicts)."""
 
 import logging
 
 import pandas as pd
 
 from labelfree.joblog import log_to
-from labelfree.metamorphic.experiment import zoo_verdicts
+from labelfree.metamorphic.run import zoo_verdicts
 from labelfree.store import atomic_path, save_table
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
@@ -18,7 +18,7 @@ summary, images = zoo_verdicts(
     bases=sm.params.bases,
     base_paths=sm.params.base_paths,
     infer={(t, m): p for t, m, p in sm.params.infer},
-    mm=sm.params.mm,
+    cfg=sm.params.metamorphic,
 )
 save_table(summary, sm.output.summary, md_path=sm.output.summary + ".md",
            title=f"metamorphic verdict summary of zoo {sm.params.zoo}")

@@ -1,9 +1,9 @@
-"""Thin adapter: one PACE experiment over every subject (labelfree.pace.experiment)."""
+"""Thin adapter: one PACE experiment over every subject (labelfree.pace.run)."""
 
 from threadpoolctl import threadpool_limits
 
 from labelfree.joblog import log_to
-from labelfree.pace.experiment import StudyParams, load_subjects, run_experiment, save_run
+from labelfree.pace.run import StudyParams, load_subjects, run_experiment, save_run
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 log_to(sm.log[0])  # log and tracebacks to the log; progress bars also to the terminal

@@ -4,9 +4,9 @@ import logging
 
 from labelfree import store
 from labelfree.joblog import log_to
-from labelfree.scorecard import report, score_zoo
+from labelfree.scorecard import report
 from labelfree.scorecard.artefacts import read_zoo
-from labelfree.scorecard.core import unscored
+from labelfree.scorecard.core import score_zoo, unscored
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 log_to(sm.log[0])

@@ -3,8 +3,7 @@
 import logging
 
 from labelfree.joblog import log_to
-from labelfree.shifts import corruption_sets
-from labelfree.shifts.suite import keeps_geometry
+from labelfree.shifts.suite import corruption_sets, keeps_geometry
 from labelfree.store import read_image_set, write_image_set
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)

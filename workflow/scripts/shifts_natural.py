@@ -3,8 +3,7 @@
 import logging
 
 from labelfree.joblog import log_to
-from labelfree.shifts import natural_sets
-from labelfree.shifts.suite import keeps_geometry
+from labelfree.shifts.suite import keeps_geometry, natural_sets
 from labelfree.store import read_image_set, write_image_set
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)

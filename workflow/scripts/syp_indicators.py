@@ -6,7 +6,7 @@ from labelfree.joblog import log_to
 
 log_to(snakemake.log[0])  # noqa: F821 (log and tracebacks to the log, progress bars also shown)
 
-from labelfree.syp.study import model_indicators  # noqa: E402
+from labelfree.syp.run import model_indicators  # noqa: E402
 
 sm = snakemake  # noqa: F821
 try:

@@ -1,15 +1,13 @@
 """Adapter: train every oracle variant on the meta-sets, all seeds, and score every set
-(rule syp_oracle; spec 2.7-2.10)."""
+(rule syp_oracle; paper Section 3.4)."""
 
 import logging
 
-logging.basicConfig(
-    filename=snakemake.log[0],  # noqa: F821
-    level=logging.INFO,
-    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-)
+from labelfree.joblog import log_to
 
-from labelfree.syp.study import train_variant  # noqa: E402
+log_to(snakemake.log[0])  # noqa: F821 (log and tracebacks to the log)
+
+from labelfree.syp.run import train_variant  # noqa: E402
 
 sm = snakemake  # noqa: F821
 try:

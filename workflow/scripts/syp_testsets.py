@@ -1,14 +1,13 @@
-"""Adapter: every syp test set of the zoo's dataset (rule syp_testsets; spec 6.3-6.4)."""
+"""Adapter: every syp test set of the zoo's dataset (rule syp_testsets; docs/syp.md,
+reading R11)."""
 
 import logging
 
-logging.basicConfig(
-    filename=snakemake.log[0],  # noqa: F821
-    level=logging.INFO,
-    format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-)
+from labelfree.joblog import log_to
 
-from labelfree.syp.study import write_testsets  # noqa: E402
+log_to(snakemake.log[0])  # noqa: F821 (log and tracebacks to the log)
+
+from labelfree.syp.run import write_testsets  # noqa: E402
 
 sm = snakemake  # noqa: F821
 try:

@@ -1,54 +1,10 @@
-"""Study `alphatrim`: training variability measured with the robust (trimmed) KS test.
+"""The `alphatrim` study: training variability measured with the robust (trimmed) KS test and
+the alpha-trimming level (Banerjee et al., "Measuring training variability from stochastic
+optimization using robust nonparametric testing"; docs/alphatrim.md).
 
-Spec: ../shared/specs/alpha-trimming.md. Library layers:
-
-- :mod:`.kernel`     reference CDF, closed-form trimmed KS distance, threshold gamma (spec 2.3-2.5)
-- :mod:`.bootstrap`  Algorithm 1, the bootstrap alpha-trimming level alpha-hat (spec 2.6)
-- :mod:`.metrics`    logit gap, accuracy, churn, ECE, ensembles (spec 2.1, 2.2, 2.8)
-- :mod:`.experiment` the experiment blocks E1/E2/E3 and their tables (spec 3.4, 4)
-- :mod:`.figures`    the paper's figures (spec 4)
+``plan`` (what the workflow runs, at parse time), ``run`` (training the seed-regime zoos and
+analysing them), ``report`` (Tables I-V, the checks table) and ``figures`` (Figs. 4-16), beside
+the method modules ``kernel`` (reference CDF, closed-form trimmed KS distance, threshold gamma),
+``bootstrap`` (Algorithm 1, the bootstrap alpha-trimming level alpha-hat) and ``metrics``
+(logit gap, accuracy, churn, ECE, ensembles).
 """
-
-from labelfree.alphatrim.bootstrap import DEFAULT_GRID, AlphaHatResult, alpha_hat
-from labelfree.alphatrim.kernel import (
-    ReferenceCDF,
-    acceptance_threshold,
-    delta_a,
-    ecdf_distance,
-    reference_cdf,
-    trimmed_ks,
-    trimming_function,
-)
-from labelfree.alphatrim.metrics import (
-    accuracy,
-    average_churn,
-    churn_matrix,
-    churn_vs,
-    ece,
-    ensemble_gaps,
-    logit_gap,
-    predictions,
-    sample_ensembles,
-)
-
-__all__ = [
-    "DEFAULT_GRID",
-    "AlphaHatResult",
-    "ReferenceCDF",
-    "acceptance_threshold",
-    "accuracy",
-    "alpha_hat",
-    "average_churn",
-    "churn_matrix",
-    "churn_vs",
-    "delta_a",
-    "ece",
-    "ecdf_distance",
-    "ensemble_gaps",
-    "logit_gap",
-    "predictions",
-    "reference_cdf",
-    "sample_ensembles",
-    "trimmed_ks",
-    "trimming_function",
-]

@@ -1,14 +1,15 @@
-"""Algorithm 1: the bootstrap alpha-trimming level alpha-hat of many candidates (spec 2.6).
+"""Algorithm 1: the bootstrap alpha-trimming level alpha-hat of many candidates (paper
+Section IV-A; docs/alphatrim.md, reading R5).
 
 For every bootstrap replicate b the test indices and the reference sample are drawn once and
-shared by all candidates (common random numbers, spec 2.6), so candidates and ensembles scored
-with the same seed see the same resamples.
+shared by all candidates (common random numbers), so candidates and ensembles scored with the
+same seed see the same resamples.
 
-Speed (spec 2.5 "cost", bench/alphatrim_alpha_hat.py): each candidate is sorted once; a
-replicate's sorted candidate sample is obtained by repeating the sorted values by their
-bootstrap counts (no per-replicate sort). The smallest accepted grid level is found by testing
-alpha = 0 first and bisecting the rest of the grid (d_alpha is non-increasing, spec 2.4), i.e.
-about 1 + 4 kernel evaluations instead of 13 for the 13-point grid.
+Speed: each candidate is sorted once; a replicate's sorted candidate sample is obtained by
+repeating the sorted values by their bootstrap counts (no per-replicate sort). The smallest
+accepted grid level is found by testing alpha = 0 first and bisecting the rest of the grid
+(d_alpha is non-increasing in alpha, paper Section III-B), i.e. about 1 + 4 kernel evaluations
+instead of 13 for the 13-point grid.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 
 from labelfree.alphatrim.kernel import ReferenceCDF, _distance_from_sorted, acceptance_threshold
 
-#: Grid of trimming levels of the reference code (spec 2.6, 2.10).
+#: Grid of trimming levels of the authors' code (docs/alphatrim.md, reading R5).
 DEFAULT_GRID: tuple[float, ...] = (
     0.0, 0.01, 0.025, 0.05, 0.075, 0.10, 0.15, 0.20, 0.25, 0.30, 0.35, 0.40, 0.45,
 )
@@ -30,7 +31,7 @@ REFERENCE_MODES = ("pooled_resample", "exact_pool")
 
 @dataclass(frozen=True)
 class AlphaHatResult:
-    """Per-candidate output of Algorithm 1 (spec 2.6).
+    """Per-candidate output of Algorithm 1 (paper Section IV-A).
 
     alpha_hat: (C,) bootstrap mean of the accepted levels (censored at ``censor``).
     alpha_std: (C,) their standard deviation over replicates.
@@ -89,30 +90,12 @@ def _first_accepted(f: np.ndarray, ks: np.ndarray, gamma: float) -> tuple[np.nda
     return lo, d0
 
 
-def alpha_hat(
-    reference: np.ndarray,
-    candidates: np.ndarray,
-    grid: tuple[float, ...] | np.ndarray = DEFAULT_GRID,
-    n_boot: int = 100,
-    eps: float = 0.01,
-    seed: int = 0,
-    censor: float = 0.5,
-    reference_mode: str = "pooled_resample",
-    n_jobs: int = 1,
-    block_elements: int = 1 << 17,
-) -> AlphaHatResult:
-    """alpha-hat of each candidate against the pooled reference (Algorithm 1, spec 2.6).
-
-    reference: (M, N_test) scores (logit gaps) of the M reference models on the test set.
-    candidates: (C, N_test) or (N_test,) scores of the candidates (models or ensembles).
-    grid: increasing trimming levels in [0, 1) (default: the reference code's 13 levels).
-    n_boot: B replicates; eps: epsilon_a of the threshold gamma = delta_a + 1/N, N = N_test // 2.
-    seed: replicate b uses ``numpy.random.default_rng([seed, b])``; same seed, same result.
-    censor: level recorded when no grid level is accepted (0.5, reads ">= 0.5").
-    reference_mode: ``pooled_resample`` (N draws from the pool, default) or ``exact_pool``.
-    n_jobs: threads over replicates (NumPy releases the GIL in the kernel).
-    block_elements: rows * N per kernel block (cache-sized; memory is O(C * N_test) per thread).
-    """
+def _check_inputs(
+    reference: np.ndarray, candidates: np.ndarray, grid: tuple[float, ...] | np.ndarray,
+    censor: float, reference_mode: str, n_boot: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`alpha_hat`'s arguments checked: (reference (M, N_test), candidates (C, N_test),
+    grid) as float64 arrays; ValueError naming the argument otherwise."""
     ref = np.asarray(reference, dtype=np.float64)
     cand = np.asarray(candidates, dtype=np.float64)
     if cand.ndim == 1:
@@ -134,6 +117,34 @@ def alpha_hat(
         raise ValueError(f"alpha_hat: grid must lie in [0, 1) below censor={censor}, got {grid}")
     if n_boot < 1:
         raise ValueError(f"alpha_hat: n_boot must be >= 1, got {n_boot}")
+    return ref, cand, alphas
+
+
+def alpha_hat(
+    reference: np.ndarray,
+    candidates: np.ndarray,
+    grid: tuple[float, ...] | np.ndarray = DEFAULT_GRID,
+    n_boot: int = 100,
+    eps: float = 0.01,
+    seed: int = 0,
+    censor: float = 0.5,
+    reference_mode: str = "pooled_resample",
+    n_jobs: int = 1,
+    block_elements: int = 1 << 17,
+) -> AlphaHatResult:
+    """alpha-hat of each candidate against the pooled reference (paper Algorithm 1).
+
+    reference: (M, N_test) scores (logit gaps) of the M reference models on the test set.
+    candidates: (C, N_test) or (N_test,) scores of the candidates (models or ensembles).
+    grid: increasing trimming levels in [0, 1) (default: the reference code's 13 levels).
+    n_boot: B replicates; eps: epsilon_a of the threshold gamma = delta_a + 1/N, N = N_test // 2.
+    seed: replicate b uses ``numpy.random.default_rng([seed, b])``; same seed, same result.
+    censor: level recorded when no grid level is accepted (0.5, reads ">= 0.5").
+    reference_mode: ``pooled_resample`` (N draws from the pool, default) or ``exact_pool``.
+    n_jobs: threads over replicates (NumPy releases the GIL in the kernel).
+    block_elements: rows * N per kernel block (cache-sized; memory is O(C * N_test) per thread).
+    """
+    ref, cand, alphas = _check_inputs(reference, candidates, grid, censor, reference_mode, n_boot)
     n_test = ref.shape[1]
     n = n_test // 2
     if n < 1:
@@ -181,8 +192,8 @@ def alpha_hat(
 def first_accepted_level(d: np.ndarray, grid: np.ndarray, gamma: float, censor: float = 0.5):
     """Smallest grid level with d <= gamma along the last axis of ``d`` (censored otherwise).
 
-    The plain scan of the paper's while-loop (spec 2.6); used by tests and the benchmark's
-    baseline to check the bisection in :func:`alpha_hat`.
+    The plain scan of the paper's while-loop (Algorithm 1), against which the bisection in
+    :func:`alpha_hat` is checked.
     """
     d = np.asarray(d)
     ok = d <= gamma

@@ -1,18 +1,17 @@
-"""Figures of the alpha-trimming study (spec section 4). Each returns a matplotlib figure."""
+"""Figures of the alpha-trimming study (paper Section V). Each returns a matplotlib figure."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from labelfree.plots import figure
+from labelfree.plots import STYLE, figure
 
 
 def _size_colours(sizes):
-    import matplotlib.pyplot as plt
-
     cmap = plt.get_cmap("viridis")
     return {s: cmap(i / max(1, len(sizes) - 1)) for i, s in enumerate(sizes)}
 
@@ -147,10 +146,6 @@ def fig_alpha_vs_metrics(per_model: pd.DataFrame, cut: float, title: str):
 
 def fig_3d(per_model: pd.DataFrame, title: str):
     """Fig. 12: accuracy, churn w.r.t. ensemble and ECE in 3-D, coloured by alpha-hat."""
-    import matplotlib.pyplot as plt
-
-    from labelfree.plots import STYLE
-
     with plt.rc_context(STYLE):
         fig = plt.figure(figsize=(5.5, 4.5))
         ax = fig.add_subplot(projection="3d")

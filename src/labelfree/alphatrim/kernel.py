@@ -1,23 +1,25 @@
-"""The trimmed Kolmogorov-Smirnov distance and the acceptance threshold (spec sections 2.3-2.5).
+"""The trimmed Kolmogorov-Smirnov distance and the acceptance threshold (paper Sections
+III-A to III-C).
 
 A *candidate* sample (logit gaps of one model or one ensemble on N test points) is compared
 with a fixed *reference* function F0, the linearly interpolated eCDF of a reference sample
-(section 2.5 step 1). The trimmed distance
+(docs/alphatrim.md, reading R4). The trimmed distance
 
     d_alpha = min_{F~ in R_alpha(G0_hat)} || F~ - F0 ||_inf
 
-is computed in closed form (del Barrio-Inouzhe-Matran, Theorem 2.5; spec 2.5 step 4).
+is computed in closed form (del Barrio-Inouzhe-Matran, Theorem 2.5; paper Section III-C).
 
-Implementation note (equivalent to the spec's union grid, cheaper). The trimmed candidate CDF
-is a step function that jumps only at candidate values and F0 is monotone, so every constraint
-that the spec's union grid places at a *reference* point between two candidate values is
+Implementation note (equivalent to evaluating on the union of both samples, cheaper). The trimmed
+candidate CDF is a step function that jumps only at candidate values and F0 is monotone, so every constraint
+that the union grid places at a *reference* point between two candidate values is
 dominated by the constraint at the neighbouring candidate value; and for tied candidate values,
 constraints at intermediate steps are implied by those at the ends of the tie. Hence the closed
 form can run on the N candidate order statistics alone, with t_i = i/N and t_{i-1} = (i-1)/N:
 
     xu_i = F0(c_(i)) - k (i-1)/N,   xl_i = F0(c_(i)) - k i/N = xu_i - k/N,   k = 1/(1-alpha)
 
-and the optimum equals the spec's union-grid value (tests/alphatrim compare both with an LP).
+and the optimum equals the union-grid value and that of the linear programme it solves
+(docs/alphatrim.md, reading R4).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import numpy as np
 
 @dataclass(frozen=True)
 class ReferenceCDF:
-    """Linearly interpolated eCDF of a reference sample (spec 2.5 step 1).
+    """Linearly interpolated eCDF of a reference sample (docs/alphatrim.md, reading R4).
 
     knots: sorted distinct values of the reference sample; heights: the eCDF at each knot
     (cumulative count / n, ties included). F0 = 0 left of the first knot, 1 right of the last.
@@ -42,7 +44,8 @@ class ReferenceCDF:
 
     @classmethod
     def from_sample(cls, sample: np.ndarray) -> ReferenceCDF:
-        """Build F0 from a 1-D sample (for a pooled reference: all M*N logit gaps, spec 2.2)."""
+        """Build F0 from a 1-D sample (for a pooled reference: all M*N logit gaps,
+        docs/alphatrim.md reading R2)."""
         r = np.asarray(sample, dtype=np.float64).ravel()
         if r.size == 0:
             raise ValueError("ReferenceCDF.from_sample: the reference sample is empty")
@@ -66,18 +69,19 @@ def reference_cdf(reference: np.ndarray) -> ReferenceCDF:
     """The reference function of Algorithm 1: eCDF of the pooled M x N reference logit gaps.
 
     ``reference`` may be (M, N) (M models) or a flat sample; the eCDF of the pooled values is
-    the average of the M per-model eCDFs (spec 2.2).
+    the average of the M per-model eCDFs (paper Eq. 8).
     """
     return ReferenceCDF.from_sample(np.asarray(reference).ravel())
 
 
 def dkw_constant(n: int) -> float:
-    """Wei-Dudley constant of the two-sample DKW bound: 2 if N >= 458, otherwise e (spec 2.3)."""
+    """Wei-Dudley constant of the two-sample DKW bound: 2 if N >= 458, otherwise e (paper Section
+    III-A)."""
     return 2.0 if n >= 458 else math.e
 
 
 def delta_a(n: int, eps: float = 0.01) -> float:
-    """Two-sample DKW radius delta_a = sqrt(ln(C/eps)/N) (spec 2.3)."""
+    """Two-sample DKW radius delta_a = sqrt(ln(C/eps)/N) (paper Section III-A)."""
     if n <= 0:
         raise ValueError(f"delta_a: N must be positive, got {n}")
     if not 0 < eps < 1:
@@ -86,7 +90,8 @@ def delta_a(n: int, eps: float = 0.01) -> float:
 
 
 def acceptance_threshold(n: int, eps: float = 0.01) -> float:
-    """gamma = delta_a + 1/N (paper eq. 57; spec 2.5 step 1): 0.036645 at N = 4000, eps = 0.01."""
+    """gamma = delta_a + 1/N (paper eq. 57; docs/alphatrim.md, reading R3): 0.036645 at N = 4000,
+    eps = 0.01."""
     return delta_a(n, eps) + 1.0 / n
 
 
@@ -98,7 +103,8 @@ def _check_alphas(alpha: np.ndarray | float) -> np.ndarray:
 
 
 def _distance_from_sorted(f: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """Closed-form d_alpha for rows of F0 evaluated at sorted candidate values (spec 2.5 step 4).
+    """Closed-form d_alpha for rows of F0 evaluated at sorted candidate values (paper Section
+    III-C).
 
     f: (R, N) float64, F0(c_(1..N)) per row, non-decreasing along axis 1.
     k: (R,) or (R, 1) values of 1/(1-alpha), one per row.
@@ -133,7 +139,8 @@ def _distance_from_sorted(f: np.ndarray, k: np.ndarray) -> np.ndarray:
 def trimmed_ks(
     sample: np.ndarray, reference_cdf: ReferenceCDF | np.ndarray, alpha: np.ndarray | float
 ) -> np.ndarray:
-    """Trimmed KS distance d_alpha between candidate sample(s) and a reference (spec 2.5).
+    """Trimmed KS distance d_alpha between candidate sample(s) and a reference (paper Section
+    III-C).
 
     sample: (N,) one candidate or (C, N) candidates (values of the score, e.g. logit gaps).
     reference_cdf: a :class:`ReferenceCDF`, or a reference sample from which F0 is built.
@@ -163,7 +170,7 @@ def trimmed_ks(
 def trimming_function(
     sample: np.ndarray, reference_cdf: ReferenceCDF | np.ndarray, alpha: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Optimal trimming of one candidate (spec 2.5 step 6).
+    """Optimal trimming of one candidate (paper Section III-C).
 
     Returns (sorted sample, h at t_0..t_N, weights w_i = N (h(t_i) - h(t_{i-1}))); the weights
     lie in [0, 1/(1-alpha)] and average to 1; low weights show where the candidate deviates.
@@ -187,7 +194,8 @@ def trimming_function(
 def ecdf_distance(reference: np.ndarray, samples: np.ndarray) -> np.ndarray:
     """Sup-norm distance between the step eCDF of ``reference`` and that of each sample row.
 
-    Exact over the union of jump points, ties included (spec 2.7, ``linf_to_reference``).
+    Exact over the union of jump points, ties included (``linf_to_reference``, docs/alphatrim.md
+    reading R6).
     reference: flat sample (e.g. pooled M x N_test gaps); samples: (N,) or (E, N).
     Returns a scalar for one sample or (E,).
     """

@@ -1,4 +1,5 @@
-"""Scores and companion metrics: logit gap, accuracy, churn, ECE, ensembles (spec 2.1, 2.2, 2.8).
+"""Scores and companion metrics: logit gap, accuracy, churn, ECE, ensembles (paper
+Sections II-A, II-C, IV-B; docs/alphatrim.md, reading R7).
 
 Every function is vectorised over models: score matrices are (K, N) (K models or ensembles,
 N test points).
@@ -12,7 +13,7 @@ CLIP_MODES = ("clip", "zero", "none")
 
 
 def logit_gap(logits: np.ndarray, clip: float = 15.0, clip_mode: str = "clip") -> np.ndarray:
-    """m(x) = m+(x) - m-(x) from two-class logits (spec 2.1), column 1 = positive class.
+    """m(x) = m+(x) - m-(x) from two-class logits (paper Section II-A), column 1 = positive class.
 
     logits: (..., N, 2). ``clip_mode``: ``clip`` bounds to [-clip, clip] (default),
     ``zero`` replaces |m| >= clip by 0 (the reference code's behaviour), ``none`` keeps them.
@@ -31,18 +32,18 @@ def logit_gap(logits: np.ndarray, clip: float = 15.0, clip_mode: str = "clip") -
 
 
 def predictions(gaps: np.ndarray) -> np.ndarray:
-    """MAP labels sgn(m) as {0, 1} (ties -> positive class 1, spec 2.1)."""
+    """MAP labels sgn(m) as {0, 1} (ties -> positive class 1, paper Section II-A)."""
     return (np.asarray(gaps) >= 0).astype(np.int8)
 
 
 def accuracy(gaps: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Accuracy in percent of each row of ``gaps`` (spec 2.8); labels in {0, 1}."""
+    """Accuracy in percent of each row of ``gaps`` (paper Section IV-B); labels in {0, 1}."""
     y = np.asarray(labels)
     return 100.0 * (predictions(gaps) == y).mean(axis=-1)
 
 
 def churn_matrix(gaps: np.ndarray) -> np.ndarray:
-    """Pairwise churn: count of test points on which models i and j disagree (spec 2.8).
+    """Pairwise churn: count of test points on which models i and j disagree (paper Section IV-B).
 
     gaps: (K, N). Returns a symmetric int64 (K, K) matrix with zero diagonal.
     """
@@ -60,7 +61,7 @@ def churn_vs(gaps: np.ndarray, target_gaps: np.ndarray) -> np.ndarray:
 
 
 def average_churn(churn: np.ndarray) -> np.ndarray:
-    """Mean churn of each model to the K - 1 others (spec 2.8)."""
+    """Mean churn of each model to the K - 1 others (paper Section IV-B)."""
     c = np.asarray(churn, dtype=np.float64)
     k = c.shape[0]
     if k < 2:
@@ -69,7 +70,7 @@ def average_churn(churn: np.ndarray) -> np.ndarray:
 
 
 def ece(gaps: np.ndarray, labels: np.ndarray, n_bins: int = 10) -> np.ndarray:
-    """Expected calibration error with equal-width bins on [0, 1] (spec 2.8).
+    """Expected calibration error with equal-width bins on [0, 1] (docs/alphatrim.md, reading R7).
 
     confidence = max(sigma(m), 1 - sigma(m)); bins are (r/R, (r+1)/R] (the first includes 0).
     gaps: (N,) or (K, N); returns a float or (K,).
@@ -92,7 +93,7 @@ def ece(gaps: np.ndarray, labels: np.ndarray, n_bins: int = 10) -> np.ndarray:
 def sample_ensembles(
     pool_size: int, size: int, reps: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """Member indices of ``reps`` ensembles of ``size`` distinct pool models (spec 3.4, E1).
+    """Member indices of ``reps`` ensembles of ``size`` distinct pool models (paper Section V-A).
 
     Members are distinct within an ensemble; repetitions are independent. Returns (reps, size).
     """
@@ -103,7 +104,7 @@ def sample_ensembles(
 
 
 def ensemble_gaps(gaps: np.ndarray, members: np.ndarray) -> np.ndarray:
-    """Averaged logit gaps of ensembles (spec 2.2): gaps (K, N), members (E, M_ens) -> (E, N).
+    """Averaged logit gaps of ensembles (paper Eq. 9): gaps (K, N), members (E, M_ens) -> (E, N).
 
     Averaging logit gaps equals averaging the two-logit vectors then applying softmax.
     """

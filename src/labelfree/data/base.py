@@ -63,6 +63,7 @@ def resize_images(x: np.ndarray, size: int) -> np.ndarray:
     """
     if size == 0 or x.shape[1:3] == (size, size):
         return x
+    # deferred: parse-time module; scipy.ndimage takes 1.3 s to import
     from scipy.ndimage import zoom
 
     factors = (1.0, size / x.shape[1], size / x.shape[2], 1.0)

@@ -24,6 +24,7 @@ from labelfree.data.base import DataError, check_options, resize_images, set_cha
 from labelfree.data.download import FileSpec
 from labelfree.data.formats import read_cifar_archive, read_idx, read_svhn_mat
 from labelfree.data.splits import subsample
+from labelfree.seeds import rng
 from labelfree.store import ImageSet
 
 MNIST_MIRRORS = (
@@ -53,7 +54,7 @@ _FASHION_MD5 = {
 
 # md5 of the decompressed IDX files (the same bytes whatever gzip wrote the archive), used to
 # accept re-compressed copies (download.verify_file). MNIST: the md5s of the uncompressed files
-# of yann.lecun.com as ../shared/data/README.md lists them, recomputed from the real files here
+# of yann.lecun.com, recomputed from the real files here
 # (`zcat f.gz | md5sum`) and matching the tables of other public MNIST loaders. Fashion-MNIST:
 # the uncompressed files' md5s as public loaders list them beside torchvision's .gz md5s (a
 # `raw_data` table) and as `md5sum` prints them after `gunzip` in MindSpore's tutorial; not
@@ -199,8 +200,6 @@ def make_builder(source: str) -> Callable[[str, Mapping[str, Any], int], Built]:
     """A registry builder for one classic source: returns (splits, {"classes": names})."""
 
     def build(name: str, cfg: Mapping[str, Any], seed: int) -> Built:
-        from labelfree.seeds import rng
-
         opts = _options(source, name, cfg)
         check_split_names(source, cfg["splits"])
         folder = Path(cfg.get("root", "resources/data")) / source

@@ -1,7 +1,8 @@
 """COCO (2014/2017 val): user-supplied images plus the instances JSON, read with pycocotools.
 
 The user supplies ``images_dir`` (e.g. the extracted ``val2014/``) and ``annotations`` (e.g.
-``annotations/instances_val2014.json``). Following specs/metamorphic.md section 3:
+``annotations/instances_val2014.json``). Following the metamorphic paper's use of COCO
+(docs/data.md, reading R3):
 
 - classes are the categories in the order of the JSON (``categories`` list), named by name;
 - ``y`` is a multi-hot (N, K) vector with every category that has at least one annotation
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pycocotools.coco import COCO
 
 from labelfree.data.base import DataError
 from labelfree.data.lazy import LazyImageSet, decode_rgb, enclosing_box, resize_mask, resize_rgb
@@ -37,8 +39,6 @@ class CocoImages(LazyImageSet):
     def __init__(
         self, images_dir: str | os.PathLike[str], annotations: str | os.PathLike[str]
     ) -> None:
-        from pycocotools.coco import COCO
-
         images_dir, annotations = Path(images_dir), Path(annotations)
         if not annotations.is_file():
             raise DataError(f"{annotations}: COCO instances JSON not found")

@@ -6,7 +6,7 @@
 - CIFAR-10-C (Hendrycks & Dietterich 2019), Zenodo record 2535967, ``CIFAR-10-C.tar``:
   members ``CIFAR-10-C/{corruption}.npy`` (50,000 x 32 x 32 x 3 uint8, severities 1..5 in
   blocks of 10,000) and ``CIFAR-10-C/labels.npy``. md5 ``56bf5dcef84df0e2308c6dcbcbbd8499``
-  as listed on Zenodo (also in specs/laf.md section 5.1).
+  as listed on Zenodo.
 
 Arrays are read straight from the archive with ``allow_pickle=False`` (no extraction step);
 an already extracted folder ``{root}/{name}/{folder}/`` is used instead when present.

@@ -27,6 +27,7 @@ import numpy as np
 
 from labelfree.data.base import DataError, check_options, set_channels, to_uint8
 from labelfree.data.splits import stratified_partition
+from labelfree.seeds import rng
 from labelfree.store import ImageSet
 
 #: Defaults of ``datasets.<name>.options`` for source ``digits`` (mirrored in the schema).
@@ -36,11 +37,13 @@ BINARY_TASKS = ("none", "even_odd")
 
 def load_digits_arrays(upscale: int = 1, channels: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """All 1,797 digits as (x uint8 NHWC, y int64 digit) with the module's conversion."""
+    # deferred: parse-time module; scikit-learn takes several seconds to import
     from sklearn.datasets import load_digits
 
     bunch = load_digits()
     img = bunch.images.astype(np.float64) * (255.0 / 16.0)  # (N, 8, 8), 0..255
     if upscale > 1:
+        # deferred: parse-time module; scipy.ndimage takes 1.3 s to import
         from scipy.ndimage import zoom
 
         img = zoom(img, (1, upscale, upscale), order=1)
@@ -64,8 +67,6 @@ def build_digits(
 
     Returns ``({split: ImageSet}, {"classes": names})``.
     """
-    from labelfree.seeds import rng
-
     where = f"datasets.{name}.options"
     opts = check_options(cfg.get("options", {}) or {}, DIGITS_OPTIONS, where)
     if not isinstance(opts["upscale"], int) or opts["upscale"] < 1:

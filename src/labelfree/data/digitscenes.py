@@ -1,4 +1,6 @@
-"""DigitScenes: synthetic object-in-context scenes from scikit-learn's digits (metamorphic.md 7.1).
+"""DigitScenes: synthetic object-in-context scenes from scikit-learn's digits.
+
+How and why: docs/data.md, reading R4.
 
 Each scene is a textured background of one of 10 families T0..T9 with a white digit glyph
 alpha-blended on top. A bias parameter ``rho`` ties the background family to the label, so a
@@ -20,8 +22,11 @@ Everything is vectorised over the batch (loops run over at most 4 glyph sizes or
 
 from __future__ import annotations
 
+import colorsys
 import functools
+import importlib.util
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -31,7 +36,8 @@ from labelfree.store import ImageSet
 
 N_CLASSES = 10
 
-#: Options of the generator with their defaults (spec 7.1); `build` refuses unknown keys.
+#: Options of the generator with their defaults (docs/data.md, reading R4); `build` refuses unknown
+#: keys.
 DEFAULTS: dict[str, Any] = {
     "n": 5000,  # total images; split sizes = round(fraction * n) from the dataset's `splits`
     "size": 32,  # canvas side in pixels (48 for the multi-label variant)
@@ -50,7 +56,7 @@ DEFAULTS: dict[str, Any] = {
     "p_incomplete": 0.10,  # P(box shrunk to `incomplete_scale` of the glyph's sides)
     "incomplete_scale": 0.6,
     "mask_alpha": 0.35,  # mask = alpha > mask_alpha
-    "counterfactuals": 0,  # re-renders per non-training scene on other families (spec: 3)
+    "counterfactuals": 0,  # re-renders per non-training scene on other families (reading R4)
 }
 
 
@@ -119,18 +125,17 @@ def check_options(options: Mapping[str, Any] | None, where: str = "digitscenes")
 def glyph_pool() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """scikit-learn's 1,797 8x8 digits as alpha in [0, 1], labels, and the split mask.
 
-    Split by index, stratified by class (spec 7.1): within each class, every third glyph (in
-    index order) is a test glyph, the others (2/3) training glyphs.
+    Split by index, stratified by class (docs/data.md, reading R4): within each class, every third
+    glyph (in index order) is a test glyph, the others (2/3) training glyphs.
     """
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.find_spec("sklearn")
-    path = Path(spec.origin).parent / "datasets" / "data" / "digits.csv.gz" if spec else None
+    found = importlib.util.find_spec("sklearn")
+    path = Path(found.origin).parent / "datasets" / "data" / "digits.csv.gz" if found else None
     if path is not None and path.exists():  # the file load_digits reads, without importing sklearn
         raw = np.loadtxt(path, delimiter=",", dtype=np.float64)
         images, target = raw[:, :-1].reshape(-1, 8, 8), raw[:, -1]
     else:
+        # deferred: parse-time module; scikit-learn takes several seconds to import (a fallback
+        # only)
         from sklearn.datasets import load_digits
 
         d = load_digits()
@@ -195,14 +200,12 @@ def _place(canvas: np.ndarray, glyph_idx: np.ndarray, sizes: np.ndarray, oy: np.
 
 def family_tints() -> np.ndarray:
     """One RGB tint per family: 10 hues around the colour wheel (saturation 0.75, value 0.85)."""
-    import colorsys
-
     return np.array([colorsys.hsv_to_rgb(k / N_CLASSES, 0.75, 0.85) for k in range(N_CLASSES)])
 
 
 def backgrounds(family: np.ndarray, size: int, rng: np.random.Generator, opts: Mapping[str, Any],
                 flat: np.ndarray | None = None) -> np.ndarray:
-    """Backgrounds (N, H, W, 3) in [0, 1] for families (N,) (spec 7.1 "Backgrounds").
+    """Backgrounds (N, H, W, 3) in [0, 1] for families (N,) (docs/data.md, reading R4).
 
     Family k: a sinusoidal grating of orientation 18 deg * k and frequency set by k mod 3, random
     phase, amplitude ~0.12, blended 60/40 with the family tint; Gaussian noise; optional clutter
@@ -241,7 +244,8 @@ def backgrounds(family: np.ndarray, size: int, rng: np.random.Generator, opts: M
 
 
 def _biased_family(labels: np.ndarray, rho: float, rng: np.random.Generator) -> np.ndarray:
-    """With probability rho the family equals the label, else uniform over the 10 (spec 7.1)."""
+    """With probability rho the family equals the label, else uniform over the 10 (docs/data.md,
+    reading R4)."""
     forced = rng.random(len(labels)) < rho
     return np.where(forced, labels, rng.integers(0, N_CLASSES, len(labels)))
 
@@ -280,7 +284,9 @@ def generate(n: int, seed: int, opts: Mapping[str, Any], training: bool) -> dict
 
     ``training`` selects the training glyph pool, ``rho_train`` and flat backgrounds; otherwise
     the test pool, ``rho``, defects and counterfactual re-renders. Returns the arrays of the
-    module docstring (``x``, ``y`` and extras).
+    module docstring (``x``, ``y`` and extras). About 80 lines: one
+    generator draws every scene's parts in a fixed order (the data depends on it), so the
+    draws stay in one function.
     """
     rng = np.random.default_rng(seed)
     alpha_pool, class_of, is_train = glyph_pool()
@@ -371,7 +377,8 @@ def _counterfactuals(obj_alpha: np.ndarray, label_sets: np.ndarray, k: int, size
 
 def _generate_multilabel(n: int, rng: np.random.Generator, opts: Mapping[str, Any], training: bool,
                          pool: np.ndarray, class_of: np.ndarray, rho: float) -> dict[str, np.ndarray]:
-    """48x48 scenes with 2-3 glyphs of distinct classes in distinct quadrants (spec 7.1)."""
+    """48x48 scenes with 2-3 glyphs of distinct classes in distinct quadrants (docs/data.md,
+    reading R4)."""
     size = opts["size"]
     half = size // 2
     n_glyphs = np.asarray(opts["n_glyphs"])[rng.integers(0, len(opts["n_glyphs"]), n)]
@@ -429,7 +436,8 @@ def as_image_set(arrays: Mapping[str, np.ndarray]) -> ImageSet:
 
 
 def build(cfg: Mapping[str, Any], seed: int) -> dict[str, ImageSet]:
-    """Registry entry point: every split of a ``source: digitscenes`` dataset (spec 7.1).
+    """Registry entry point: every split of a ``source: digitscenes`` dataset (docs/data.md,
+    reading R4).
 
     ``cfg`` is the dataset's config: ``splits`` (name -> fraction of ``options.n``) and
     ``options`` (see :data:`DEFAULTS`). The split named ``train`` uses the training glyphs,

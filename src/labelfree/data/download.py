@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from labelfree.data.base import DataError
+from labelfree.joblog import progress
 
 log = logging.getLogger(__name__)
 
@@ -87,24 +88,24 @@ def gunzip_digest(path: str | os.PathLike[str], algorithm: str = "md5") -> str |
     return h.hexdigest()
 
 
-def verify_file(path: str | os.PathLike[str], spec: FileSpec) -> str:
-    """Check ``path`` against ``spec``; return how it matched: ``"archive"`` or ``"content"``.
+def verify_file(path: str | os.PathLike[str], entry: FileSpec) -> str:
+    """Check ``path`` against ``entry``; return how it matched: ``"archive"`` or ``"content"``.
 
-    The file's own checksum (and size, when known) is tried first; when it differs and the spec
+    The file's own checksum (and size, when known) is tried first; when it differs and the entry
     has ``content_md5``, the md5 of the decompressed gzip content is tried. Raises DataError
     naming ``path`` when the file is missing or neither matches.
     """
     p = Path(path)
     if not p.is_file():
-        raise DataError(f"{p}: file not found (expected {spec.name})")
+        raise DataError(f"{p}: file not found (expected {entry.name})")
     size = p.stat().st_size
-    got = file_digest(p, spec.algorithm)
-    size_ok = spec.size is None or size == spec.size
-    if size_ok and got == spec.digest:
+    got = file_digest(p, entry.algorithm)
+    size_ok = entry.size is None or size == entry.size
+    if size_ok and got == entry.digest:
         return "archive"
-    if spec.content_md5:
+    if entry.content_md5:
         content = gunzip_digest(p)
-        if content == spec.content_md5.lower():
+        if content == entry.content_md5.lower():
             return "content"
         inner = (
             "it is not a readable gzip file"
@@ -112,32 +113,32 @@ def verify_file(path: str | os.PathLike[str], spec: FileSpec) -> str:
             else f"md5 of its decompressed content is {content}"
         )
         raise DataError(
-            f"{p}: neither checksum matches {spec.name}: {spec.algorithm} of the file is {got} "
-            f"(expected {spec.digest}) and {inner} (expected {spec.content_md5.lower()}); "
+            f"{p}: neither checksum matches {entry.name}: {entry.algorithm} of the file is {got} "
+            f"(expected {entry.digest}) and {inner} (expected {entry.content_md5.lower()}); "
             "wrong, truncated or corrupt file"
         )
     if not size_ok:
-        raise DataError(f"{p}: size {size} bytes, expected {spec.size} (truncated or wrong file)")
-    raise DataError(f"{p}: {spec.algorithm} checksum {got} does not match expected {spec.digest}")
+        raise DataError(f"{p}: size {size} bytes, expected {entry.size} (truncated or wrong file)")
+    raise DataError(f"{p}: {entry.algorithm} checksum {got} does not match expected {entry.digest}")
 
 
-def candidate_urls(spec: FileSpec, base_url: str = "") -> list[str]:
-    """The override mirror ``base_url`` + file name if given, else the spec's official URLs."""
+def candidate_urls(entry: FileSpec, base_url: str = "") -> list[str]:
+    """The override mirror ``base_url`` + file name if given, else the entry's official URLs."""
     if base_url:
-        return [base_url.rstrip("/") + "/" + spec.name]
-    return list(spec.urls)
+        return [base_url.rstrip("/") + "/" + entry.name]
+    return list(entry.urls)
 
 
-def _stream(url: str, spec: FileSpec, dest: Path, timeout: float) -> None:
+def _stream(url: str, entry: FileSpec, dest: Path, timeout: float) -> None:
     """Download ``url`` to ``dest`` atomically, verifying length and checksum on the fly."""
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
     tmp = Path(tmp_name)
     try:
-        h = hashlib.new(spec.algorithm)
+        h = hashlib.new(entry.algorithm)
         received = 0
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as resp:
             length = resp.headers.get("Content-Length")
-            expected = int(length) if length is not None else spec.size
+            expected = int(length) if length is not None else entry.size
             with _progress(expected, dest.name) as bar:
                 while chunk := resp.read(CHUNK):
                     out.write(chunk)
@@ -148,21 +149,21 @@ def _stream(url: str, spec: FileSpec, dest: Path, timeout: float) -> None:
             raise DataError(
                 f"{dest.name}: download from {url} truncated: got {received} of {expected} bytes"
             )
-        if spec.size is not None and received != spec.size:
+        if entry.size is not None and received != entry.size:
             raise DataError(
-                f"{dest.name}: download from {url} has {received} bytes, expected {spec.size}"
+                f"{dest.name}: download from {url} has {received} bytes, expected {entry.size}"
             )
         got = h.hexdigest()
-        if got != spec.digest and spec.content_md5 and gunzip_digest(tmp) == spec.content_md5:
+        if got != entry.digest and entry.content_md5 and gunzip_digest(tmp) == entry.content_md5:
             log.info("%s: re-compressed copy, decompressed content md5 verified", url)
-        elif got != spec.digest:
+        elif got != entry.digest:
             raise DataError(
-                f"{dest.name}: {spec.algorithm} checksum of the download from {url} is {got}, "
-                f"expected {spec.digest} (corrupt mirror or truncated transfer)"
+                f"{dest.name}: {entry.algorithm} checksum of the download from {url} is {got}, "
+                f"expected {entry.digest} (corrupt mirror or truncated transfer)"
             )
         _publish(tmp, dest)
         log.info(
-            "downloaded %s (%d bytes) from %s, %s verified", dest, received, url, spec.algorithm
+            "downloaded %s (%d bytes) from %s, %s verified", dest, received, url, entry.algorithm
         )
     finally:
         if tmp.exists():
@@ -179,15 +180,13 @@ def _publish(tmp: Path, dest: Path) -> None:
 
 def _progress(total: int | None, name: str) -> Any:
     """A tqdm bar in bytes on stderr (the job log under Snakemake), updated every 10 s."""
-    from labelfree.joblog import progress
-
     return progress(total=total, desc=name, unit="B", unit_scale=True, mininterval=10.0)
 
 
-def _verify_present(dest: Path, spec: FileSpec, remedy: str) -> str:
+def _verify_present(dest: Path, entry: FileSpec, remedy: str) -> str:
     """Verify a file already in place (never silently replaced); return how it matched."""
     try:
-        how = verify_file(dest, spec)
+        how = verify_file(dest, entry)
     except DataError as exc:
         raise DataError(f"{exc}; {remedy}") from None
     log.info("%s present, verified by its %s checksum", dest, how)
@@ -195,24 +194,24 @@ def _verify_present(dest: Path, spec: FileSpec, remedy: str) -> str:
 
 
 def fetch(
-    spec: FileSpec, dest_dir: str | os.PathLike[str], base_url: str = "", timeout: float = 60.0
+    entry: FileSpec, dest_dir: str | os.PathLike[str], base_url: str = "", timeout: float = 60.0
 ) -> Path:
-    """Return the verified local path of ``spec`` under ``dest_dir``, downloading it if absent.
+    """Return the verified local path of ``entry`` under ``dest_dir``, downloading it if absent.
 
     An existing file is verified, never silently replaced: a mismatch is an error that names
     the file (delete it to download again). Mirrors are tried in order; if all fail, the error
     lists each URL with its reason. Nothing is left under the final name unless verified.
     """
     dest_dir = Path(dest_dir)
-    dest = dest_dir / spec.name
+    dest = dest_dir / entry.name
     if dest.exists():
-        _verify_present(dest, spec, "delete the file to download it again")
+        _verify_present(dest, entry, "delete the file to download it again")
         return dest
     dest_dir.mkdir(parents=True, exist_ok=True)
     errors = []
-    for url in candidate_urls(spec, base_url):
+    for url in candidate_urls(entry, base_url):
         try:
-            _stream(url, spec, dest, timeout)
+            _stream(url, entry, dest, timeout)
             return dest
         except http.client.IncompleteRead as exc:
             errors.append(
@@ -229,44 +228,44 @@ def fetch(
             errors.append(f"{url}: {reason}")
             log.warning("download of %s failed: %s", url, reason)
     raise DataError(
-        f"{dest}: could not download {spec.name}; tried "
+        f"{dest}: could not download {entry.name}; tried "
         + "; ".join(errors)
         + f". Without network, place the verified file at {dest} yourself."
     )
 
 
 def copy_local(
-    spec: FileSpec, local_dir: str | os.PathLike[str], dest_dir: str | os.PathLike[str]
+    entry: FileSpec, local_dir: str | os.PathLike[str], dest_dir: str | os.PathLike[str]
 ) -> tuple[Path, str]:
-    """Copy ``spec`` from the user's folder ``local_dir`` into ``dest_dir``, verified.
+    """Copy ``entry`` from the user's folder ``local_dir`` into ``dest_dir``, verified.
 
-    Looks for ``{local_dir}/{spec.name}``, else (gzip specs with ``content_md5``) for the
+    Looks for ``{local_dir}/{entry.name}``, else (gzip entries with ``content_md5``) for the
     uncompressed ``{local_dir}/{name without .gz}``, which is gzip-compressed on the way in.
     The copy goes to a temporary file beside the target, is verified (own checksum, else the
     decompressed content's md5), then renamed; ``local_dir`` is only read. An existing target
     is verified and kept. Returns ``(path, how)`` with ``how`` in archive / content.
     """
     local_dir, dest_dir = Path(local_dir), Path(dest_dir)
-    dest = dest_dir / spec.name
+    dest = dest_dir / entry.name
     if dest.exists():
-        return dest, _verify_present(dest, spec, f"delete the file to copy it again from {local_dir}")
-    src = local_dir / spec.name
-    raw = local_dir / spec.name.removesuffix(".gz")
+        return dest, _verify_present(dest, entry, f"delete the file to copy it again from {local_dir}")
+    src = local_dir / entry.name
+    raw = local_dir / entry.name.removesuffix(".gz")
     compress = False
     if not src.is_file():
-        if spec.content_md5 and spec.name.endswith(".gz") and raw.is_file():
+        if entry.content_md5 and entry.name.endswith(".gz") and raw.is_file():
             got = file_digest(raw, "md5")
-            if got != spec.content_md5.lower():
+            if got != entry.content_md5.lower():
                 raise DataError(
-                    f"{raw}: md5 {got} does not match the standard content of {spec.name} "
-                    f"({spec.content_md5.lower()}); wrong, truncated or corrupt file"
+                    f"{raw}: md5 {got} does not match the standard content of {entry.name} "
+                    f"({entry.content_md5.lower()}); wrong, truncated or corrupt file"
                 )
             src, compress = raw, True
         else:
-            also = f" (or the uncompressed {raw.name})" if spec.content_md5 else ""
+            also = f" (or the uncompressed {raw.name})" if entry.content_md5 else ""
             raise DataError(
                 f"{src}: file not found; datasets.<name>.local names {local_dir}, which must "
-                f"hold {spec.name}{also}"
+                f"hold {entry.name}{also}"
             )
     dest_dir.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest_dir)
@@ -279,7 +278,7 @@ def copy_local(
             else:
                 shutil.copyfileobj(fh, out, CHUNK)
         try:
-            how = verify_file(tmp, spec)
+            how = verify_file(tmp, entry)
         except DataError as exc:
             raise DataError(str(exc).replace(str(tmp), str(src), 1)) from None
         _publish(tmp, dest)
@@ -291,12 +290,12 @@ def copy_local(
 
 
 def fetch_all(
-    specs: Iterable[FileSpec],
+    entries: Iterable[FileSpec],
     dest_dir: str | os.PathLike[str],
     base_url: str = "",
     local: str | os.PathLike[str] = "",
 ) -> dict[str, Path]:
-    """Fetch every spec (or copy it from the folder ``local``); return ``{name: path}``."""
+    """Fetch every entry (or copy it from the folder ``local``); return ``{name: path}``."""
     if local:
-        return {s.name: copy_local(s, local, dest_dir)[0] for s in specs}
-    return {s.name: fetch(s, dest_dir, base_url) for s in specs}
+        return {s.name: copy_local(s, local, dest_dir)[0] for s in entries}
+    return {s.name: fetch(s, dest_dir, base_url) for s in entries}

@@ -13,6 +13,7 @@ unpickle CIFAR batches with the unrestricted ``pickle.load``.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import os
@@ -23,6 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+try:
+    from numpy._core.multiarray import _reconstruct
+except ImportError:  # numpy < 2
+    from numpy.core.multiarray import _reconstruct
 
 from labelfree.data.base import DataError
 
@@ -116,16 +122,10 @@ class _CifarUnpickler(pickle.Unpickler):
                 f"global '{module}.{name}' is not allowed in a CIFAR batch"
             )
         if name == "_reconstruct":
-            try:
-                from numpy._core.multiarray import _reconstruct
-            except ImportError:  # numpy < 2
-                from numpy.core.multiarray import _reconstruct
             return _reconstruct
         if name == "dtype":
             return _safe_dtype
         if module == "_codecs":
-            import codecs
-
             return codecs.encode
         return np.ndarray
 
@@ -213,6 +213,7 @@ def read_cifar_archive(
 
 def read_svhn_mat(path: PathLike) -> tuple[np.ndarray, np.ndarray]:
     """Read an SVHN cropped-digits .mat file: X (32, 32, 3, N) -> NHWC; label 10 -> digit 0."""
+    # deferred: parse-time module; scipy.io takes 1.9 s to import
     from scipy.io import loadmat
 
     p = Path(path)

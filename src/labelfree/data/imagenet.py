@@ -1,7 +1,6 @@
 """ImageNet (ILSVRC 2012) validation set: user-supplied images plus the Pascal VOC box XMLs.
 
-ImageNet cannot be downloaded without an account, so the user supplies (specs/metamorphic.md
-section 3):
+ImageNet cannot be downloaded without an account, so the user supplies (docs/data.md, reading R1):
 
 - ``images_dir``: the 50,000 ``ILSVRC2012_val_XXXXXXXX.JPEG`` files (flat, as extracted from
   ``ILSVRC2012_img_val.tar``, md5 ``29b22e2961454d5413ddabcf34fc5622`` per torchvision);
@@ -15,18 +14,18 @@ section 3):
 Labels come from the XMLs (every object of an image names its GT synset). Boxes are taken
 as array slices ``[ymin:ymax, xmin:xmax]`` of the original image; inverted min/max are
 swapped; boxes are clipped to the image; when the XML ``<size>`` differs from the decoded
-image the boxes are rescaled (specs/metamorphic.md, deviations 1).
+image the boxes are rescaled (docs/data.md, reading R1).
 
-Geometry (specs/metamorphic.md 4.1 "V" and the torchvision eval transforms of the stand-ins):
-the shorter side is resized to S (bilinear, aspect ratio kept) and the centre S x S square is
-kept, so a model's own ``resize(r <= S) + centre_crop(c)`` transform on the stored image sees
-what it would see on the original (centre crops compose); images are never squashed.
+Geometry (docs/data.md, reading R2; the Keras Applications' and torchvision's evaluation
+transforms): the shorter side is resized to S (bilinear, aspect ratio kept) and the centre S x S
+square is kept, so a model's own ``resize(r <= S) + centre_crop(c)`` transform on the stored image
+sees what it would see on the original (centre crops compose); images are never squashed.
 
 Materialised sets carry ``boxes`` (N, 4) = the box enclosing all GT boxes, ``masks`` (N, S, S) =
 the union of the GT boxes, ``box_distance`` (N, S, S) uint8 = for each stored pixel, the
 Chebyshev distance in *original* pixels from the original pixel it samples to the nearest GT box
 (0 inside, capped at 255), so the region of boxes padded by p original pixels (the authors' 5 px,
-spec 2.1 step 4) is exactly ``box_distance <= p``; and ``area_ratio`` (N,) = union of the
+docs/data.md, reading R2) is exactly ``box_distance <= p``; and ``area_ratio`` (N,) = union of the
 unpadded boxes / (H W) in the original image. Images are decoded to RGB (greyscale and CMYK
 converted).
 """
@@ -40,6 +39,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from PIL import Image
 
 from labelfree.data.base import DataError
 from labelfree.data.lazy import LazyImageSet, decode_rgb, enclosing_box
@@ -102,7 +102,7 @@ def square_geometry(height: int, width: int, size: int) -> tuple[int, int, int, 
     """Shorter side to ``size`` (aspect kept), then the centre ``size`` x ``size`` square.
 
     Returns (resized height, resized width, crop top, crop left), rounding as torchvision's
-    ``Resize(size)`` + ``CenterCrop(size)`` do (spec 4.1 geometry "V").
+    ``Resize(size)`` + ``CenterCrop(size)`` do (docs/data.md, reading R2).
     """
     short = min(height, width)
     rh = size if height == short else max(size, int(size * height / short))
@@ -112,8 +112,6 @@ def square_geometry(height: int, width: int, size: int) -> tuple[int, int, int, 
 
 def resize_keep_aspect(img: np.ndarray, size: int) -> np.ndarray:
     """Bilinear resize of the shorter side to ``size``, then the centre square (no squashing)."""
-    from PIL import Image
-
     h, w = img.shape[:2]
     rh, rw, top, left = square_geometry(h, w, size)
     if (rh, rw) != (h, w):
@@ -124,10 +122,10 @@ def resize_keep_aspect(img: np.ndarray, size: int) -> np.ndarray:
 def box_distance(boxes: np.ndarray, height: int, width: int, size: int) -> np.ndarray:
     """Chebyshev distance (original pixels, capped at 255) from each stored pixel to the boxes.
 
-    ``boxes`` (B, 4) xyxy in original pixels are rounded to half-open integer ranges (spec 2.1
-    step 3). Stored pixel (r, c) of :func:`resize_keep_aspect` samples the original pixel under
-    its centre (nearest neighbour); its distance to box b is ``max(dx, dy)`` with
-    ``dx = max(x0 - col, col - (x1 - 1), 0)``; the union takes the minimum over boxes. Padding
+    ``boxes`` (B, 4) xyxy in original pixels are rounded to half-open integer ranges
+    (docs/data.md, reading R2). Stored pixel (r, c) of :func:`resize_keep_aspect` samples the
+    original pixel under its centre (nearest neighbour); its distance to box b is ``max(dx, dy)``
+    with ``dx = max(x0 - col, col - (x1 - 1), 0)``; the union takes the minimum over boxes. Padding
     every box by p and clipping (the authors' code) selects exactly the pixels with distance
     <= p. Returns uint8 (size, size).
     """

@@ -1,28 +1,9 @@
-"""LaF: labeling-free model selection (Hu et al., TOSEM 2023), its baselines and experiments.
+"""The `laf` study: LaF, labeling-free model selection (Hu et al., ACM TOSEM 33(1), 2023), its
+baselines and the paper's experiments; docs/laf.md.
 
-Spec: ../shared/specs/laf.md. ``rank`` is the method (section 2); ``baselines`` holds Random, SDS,
-CES and CRC (section 3); ``metrics`` the ranking metrics (section 4); ``experiment`` runs every
-method on one test set; ``report`` builds the tables and figures of section 6.
+``plan`` (what the workflow runs, at parse time), ``run`` (every method on the inference
+artefacts), ``report`` (tables, figures, checks table); the method modules ``core`` (LaF,
+paper section 3.3, Algorithm 1), ``baselines`` (Random, SDS, CES, CRC, paper section 4.4),
+``metrics`` (Spearman, Kendall tau-b, Jaccard top-k, paper section 4.5) and ``paper`` (the
+paper's printed values, shown beside ours).
 """
-
-from importlib import import_module
-
-# Loaded on first use (PEP 562), so that the workflow's parse-time import of
-# labelfree.laf.layout pulls in no scipy (tests/workflow/test_parse_imports.py).
-_HOME = {
-    "LafInputError": "core",
-    "LafResult": "core",
-    "rank": "core",
-    "ranks_descending": "core",
-    "batch_metrics": "metrics",
-    "ground_truth_accuracy": "metrics",
-    "jaccard_top_k": "metrics",
-    "ranking_metrics": "metrics",
-}
-__all__ = sorted(_HOME)
-
-
-def __getattr__(name: str):
-    if name in _HOME:
-        return getattr(import_module(f"labelfree.laf.{_HOME[name]}"), name)
-    raise AttributeError(f"module 'labelfree.laf' has no attribute {name!r}")

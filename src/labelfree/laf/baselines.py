@@ -1,8 +1,9 @@
-"""Baselines of the LaF study (spec section 3): Random, SDS, CES (+ oracle CES-best), CRC.
+"""Baselines of the LaF study (paper section 4.4): Random, SDS, CES (+ oracle CES-best), CRC.
 
 Sampling baselines pick a labelled subset of the test set and score each model by its accuracy on
 it. Every draw takes its own ``numpy.random.Generator``, so callers seed each (test set, method,
-budget, repetition) independently (section 4.6) and identical seeds give identical samples.
+budget, repetition) independently (docs/laf.md, reading R7) and identical seeds give identical
+samples.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ import numpy as np
 
 from labelfree.laf.core import group_labels
 
-#: SDS group boundaries (section 3.3): top = first floor(0.27 n), bottom = from floor(0.73 n).
+#: SDS group boundaries (docs/laf.md, reading R9): top = first floor(0.27 n), bottom = from
+#: floor(0.73 n).
 SDS_TOP, SDS_BOTTOM, SDS_POOL = 0.27, 0.73, 0.25
-#: CES constants of the reference code (section 3.4).
+#: CES constants of the LaF authors' code (docs/laf.md, reading R8).
 CES_INIT, CES_STEP, CES_CANDIDATES, CES_BINS = 10, 5, 30, 5
 
 
@@ -22,7 +24,8 @@ class InfeasibleBudget(ValueError):
 
 
 def budget_grid(n_models: int, hi: int = 180, step: int = 5, lo: int | None = None) -> list[int]:
-    """Budgets ``n, n+step, ..., hi`` (section 3.1): 31/32/33 entries for n = 30/25/20."""
+    """Budgets ``n, n+step, ..., hi`` (docs/laf.md, reading R10): 31/32/33 entries for
+    n = 30/25/20."""
     lo = n_models if lo is None else lo
     if lo > hi:
         raise ValueError(f"budget grid: lowest budget {lo} exceeds the highest {hi}")
@@ -30,34 +33,36 @@ def budget_grid(n_models: int, hi: int = 180, step: int = 5, lo: int | None = No
 
 
 def subset_accuracy(correct: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """Accuracy of every model on the labelled rows ``idx``: correct (m, n) bool -> (n,) or (R, n)."""
+    """Accuracy of every model on the labelled rows ``idx``: correct (m, n) bool ->
+    (n,) or (R, n)."""
     return correct[idx].mean(axis=-2)
 
 
 # ---------------------------------------------------------------------------------------------
-# Random (section 3.2)
+# Random (paper section 4.4)
 # ---------------------------------------------------------------------------------------------
 
 
 def random_sample(m: int, budget: int, rng: np.random.Generator) -> np.ndarray:
-    """``budget`` distinct indices drawn uniformly from ``range(m)`` (section 3.2)."""
+    """``budget`` distinct indices drawn uniformly from ``range(m)``, without replacement."""
     if budget > m:
         raise InfeasibleBudget(f"random: budget {budget} exceeds the {m} test inputs")
     return rng.choice(m, size=budget, replace=False)
 
 
 # ---------------------------------------------------------------------------------------------
-# SDS (section 3.3)
+# SDS (paper section 4.4; docs/laf.md, reading R9)
 # ---------------------------------------------------------------------------------------------
 
 
 def sds_groups(n: int) -> tuple[int, int]:
-    """(top size, bottom start) of SDS: n = 30 -> 8 top / 9 bottom (section 3.3)."""
+    """(top size, bottom start) of SDS: n = 30 -> 8 top / 9 bottom."""
     return int(np.floor(SDS_TOP * n)), int(np.floor(SDS_BOTTOM * n))
 
 
 def sds_pool(Yhat: np.ndarray) -> np.ndarray:
-    """Candidate pool of SDS: the floor(0.25 m) most discriminative inputs (section 3.3, steps 1-5)."""
+    """Candidate pool of SDS: the floor(0.25 m) most discriminative inputs (docs/laf.md, reading
+    R9)."""
     Y = np.asarray(Yhat)
     m, n = Y.shape
     agree = group_labels(Y).agree  # majority vote over all models, ties -> smallest label
@@ -70,21 +75,22 @@ def sds_pool(Yhat: np.ndarray) -> np.ndarray:
 
 
 def sds_sample(pool: np.ndarray, budget: int, rng: np.random.Generator) -> np.ndarray:
-    """``budget`` distinct inputs drawn uniformly from the SDS pool (section 3.3, step 6)."""
+    """``budget`` distinct inputs drawn uniformly from the SDS pool, each budget drawn anew."""
     if budget > pool.size:
         raise InfeasibleBudget(f"SDS: budget {budget} exceeds the pool of {pool.size} inputs")
     return pool[rng.choice(pool.size, size=budget, replace=False)]
 
 
 # ---------------------------------------------------------------------------------------------
-# CES (section 3.4)
+# CES (paper section 4.4; docs/laf.md, reading R8)
 # ---------------------------------------------------------------------------------------------
 
 
 def ces_histogram(
     values: np.ndarray, lo: np.ndarray | None = None, hi: np.ndarray | None = None
 ) -> np.ndarray:
-    """H(A) of section 3.4 for sets of outputs ``values`` (..., a, K) -> (..., K, 5).
+    """H(A), the CES histogram (docs/laf.md, reading R8), for sets of outputs ``values`` (..., a,
+    K) -> (..., K, 5).
 
     Per output column: edges ``linspace(lo, hi, 5)``; cells ``[e_t, e_{t+1})`` for t < 4 and a
     fifth cell for values at (or above) ``hi``; counts divided by ``a`` (each column sums to 1).
@@ -137,7 +143,7 @@ def ces_kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 def ces_test_histogram(probs: np.ndarray, chunk: int = 8192) -> tuple[np.ndarray, ...]:
     """(lo (K,), hi (K,), H(T) (K, 5)) of the whole test set ``probs`` (m, K), row chunk by row
-    chunk so that nothing of size (m, K, 5) is built (section 3.4, ``original`` objective)."""
+    chunk so that nothing of size (m, K, 5) is built (the ``original`` objective)."""
     P = np.asarray(probs)
     lo = P.min(axis=0).astype(np.float64)
     hi = P.max(axis=0).astype(np.float64)
@@ -161,7 +167,8 @@ def _draw_groups(n_free: int, rng: np.random.Generator, count: int = CES_CANDIDA
 def ces_select(
     probs: np.ndarray, budget: int, rng: np.random.Generator, objective: str = "laf"
 ) -> np.ndarray:
-    """Indices chosen by CES guided by one model's outputs ``probs`` (m, K) (section 3.4).
+    """Indices chosen by CES guided by one model's outputs ``probs`` (m, K) (docs/laf.md, reading
+    R8).
 
     Starts from 10 random inputs and adds, ``floor((budget-10)/5)`` times, one of 30 random
     groups of 5 unselected inputs.
@@ -175,7 +182,7 @@ def ces_select(
     min/max), and the group minimising the divergence ``ces_kl(H(S u G), H(T))`` of the grown
     selection from T is added, but only if it lowers the divergence of the current selection;
     otherwise a random group is added. Deviations from that code, kept from the LaF adaptation:
-    the spec's 5 cells per column (their code: 19 intervals, the maximum dropped), candidates
+    5 cells per column (their code: 19 intervals, the maximum dropped), candidates
     drawn from the unselected inputs only (theirs may repeat inputs), softmax outputs instead of
     last-hidden-layer neurons.
 
@@ -240,7 +247,7 @@ def ces_select(
 
 
 # ---------------------------------------------------------------------------------------------
-# CRC (section 3.5)
+# CRC (paper section 4.4; docs/laf.md, reading R11)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -248,7 +255,7 @@ def crc_scores(max_probs: np.ndarray, mode: str = "mean") -> np.ndarray:
     """CRC scores from the max softmax probability of every model, ``max_probs`` (m, n).
 
     ``mean``: mean max-probability per model; ``pairwise``: number of other models beaten on the
-    majority of inputs (higher max-probability on more than half of them) (section 3.5).
+    majority of inputs (higher max-probability on more than half of them).
     """
     mp = np.asarray(max_probs, dtype=np.float64)
     if mode == "mean":
@@ -259,10 +266,3 @@ def crc_scores(max_probs: np.ndarray, mode: str = "mean") -> np.ndarray:
         return (wins > m / 2).sum(axis=1).astype(np.float64)
     raise ValueError(f"CRC mode must be 'mean' or 'pairwise', got {mode!r}")
 
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    """Row-wise softmax (float64) of logits (m, K)."""
-    z = np.asarray(logits, dtype=np.float64)
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)

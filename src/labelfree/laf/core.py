@@ -1,11 +1,12 @@
-"""LaF: labeling-free model ranking by a GLAD-style EM on hard predictions (LaF spec section 2).
+"""LaF: labeling-free model ranking by a GLAD-style EM on hard predictions (paper section 3.3).
 
 The matrix ``Yhat`` (inputs x models) of predicted class ids is pruned to the rows where the models
-disagree (section 2.3), initialised by majority vote (2.4), and fitted by EM with a closed-form
-E-step and a conjugate-gradient partial M-step under Gaussian priors centred on the initial values
-(2.5). The fitted model skills ``a`` are the ranking scores (2.6).
+disagree (paper Algorithm 1, lines 1-6), initialised by majority vote (lines 7-15), and fitted
+by EM with a closed-form E-step and a conjugate-gradient partial M-step under Gaussian priors
+centred on the initial values (lines 16-26; docs/laf.md, reading R2). The fitted model skills
+``a`` are the ranking scores (line 27).
 
-Vectorisation (section 2.9): every row's distinct labels are found once by sorting the row; each
+Vectorisation: every row's distinct labels are found once by sorting the row; each
 element gets the flat index of its (row, distinct label) group, so the per-class sums of the E-step
 are one ``np.bincount`` and nothing of size (m, K) is ever built. No Python loop runs over inputs or
 classes; the only loops are the EM iterations and the optimiser's.
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize
 from scipy.special import expit, log_expit
+from scipy.stats import rankdata
 
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 
@@ -30,13 +32,13 @@ class LafInputError(ValueError):
 
 @dataclass(frozen=True)
 class Groups:
-    """Per-row grouping of equal labels (section 2.9), computed once per prediction matrix.
+    """Per-row grouping of equal labels computed once per prediction matrix.
 
     flat: (m, n) int64, index ``i * n + g`` of the group of element (i, j), groups numbered in
         ascending label order within a row;
     n_distinct: (m,) number of distinct labels ``|D_i|`` of each row;
     valid: (m, n) bool, ``valid[i, g]`` iff group g exists in row i;
-    vote: (m,) majority-vote label, ties to the smallest class id (section 2.4);
+    vote: (m,) majority-vote label, ties to the smallest class id (docs/laf.md, reading R3);
     agree: (m, n) bool, ``Y[i, j] == vote[i]``.
     """
 
@@ -48,7 +50,7 @@ class Groups:
 
 
 def group_labels(Y: np.ndarray) -> Groups:
-    """Group equal labels row by row and take the majority vote (sections 2.4 and 2.9)."""
+    """Group equal labels row by row and take the majority vote (paper Algorithm 1, lines 7-9)."""
     m, n = Y.shape
     order = np.argsort(Y, axis=1, kind="stable")
     Ys = np.take_along_axis(Y, order, axis=1)
@@ -69,10 +71,11 @@ def group_labels(Y: np.ndarray) -> Groups:
     return Groups(flat=flat, n_distinct=n_distinct, valid=valid, vote=vote, agree=agree)
 
 
-#: Readings of the per-input parameter (spec section 2.10, A2). ``easiness`` (default): the
+#: Readings of the per-input parameter (docs/laf.md, reading R1). ``easiness`` (default): the
 #: reference code / GLAD, ``b_i`` a log-easiness initialised to the vote-agreement fraction, link
 #: ``sigma(a_j e^{b_i})``. ``difficulty``: the paper's Eq. 1 and link as printed, ``b_i`` the
-#: difficulty alpha_i = fraction of models disagreeing with the vote, link ``sigma(alpha_i beta_j)``.
+#: difficulty alpha_i = fraction of models disagreeing with the vote, link ``sigma(alpha_i
+#: beta_j)``.
 INPUT_PARAMS = ("easiness", "difficulty")
 
 
@@ -88,10 +91,10 @@ def multiplier(b: np.ndarray, input_param: str = "easiness") -> np.ndarray:
 def e_step(
     a: np.ndarray, b: np.ndarray, groups: Groups, K: int, input_param: str = "easiness"
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Closed-form E-step (section 2.5): ``pi[i, j] = q_{i, Y[i, j]}`` and ``log Z_i``.
+    """Closed-form E-step (docs/laf.md, reading R2): ``pi[i, j] = q_{i, Y[i, j]}`` and ``log Z_i``.
 
     ``log Z_i = log(sum_{k in D_i} exp(s_ik) + K - |D_i|)`` (max-shifted), the per-row normaliser
-    that the observed-data log posterior also needs. ``x_ij = a_j * multiplier(b_i)`` (A2).
+    that the observed-data log posterior also needs. ``x_ij = a_j * multiplier(b_i)`` (reading R1).
     """
     m, n = groups.flat.shape
     w = np.outer(multiplier(b, input_param), a) + np.log(K - 1.0)
@@ -114,7 +117,8 @@ def q_value(
     K: int,
     input_param: str = "easiness",
 ) -> float:
-    """Expected complete-data log posterior Q(a, b; pi), all constants kept (section 2.5)."""
+    """Expected complete-data log posterior Q(a, b; pi), all constants kept (docs/laf.md, reading
+    R2)."""
     return _q_and_grad(a, b, pi, a0, b0, K, input_param)[0]
 
 
@@ -127,17 +131,18 @@ def q_gradient(
     K: int,
     input_param: str = "easiness",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Analytic gradients dQ/da (n,) and dQ/db (m',) (section 2.5)."""
+    """Analytic gradients dQ/da (n,) and dQ/db (m',) (docs/laf.md, reading R2)."""
     _, ga, gb = _q_and_grad(a, b, pi, a0, b0, K, input_param)
     return ga, gb
 
 
 def _q_and_grad(a, b, pi, a0, b0, K, input_param="easiness"):
-    """Q and its gradient in one pass (section 2.5), with O(m'n) work and two transcendentals.
+    """Q and its gradient in one pass (docs/laf.md, reading R2), with O(m'n) work and two
+    transcendentals.
 
     Uses that ``x_ij = a_j e^{b_i}`` has the sign of ``a_j``: with ``e = exp(-|x|)``,
     ``log sigma(x) = min(x, 0) - log1p(e)`` and ``sigma(x) = 1/(1+e)`` (a_j >= 0) or ``e/(1+e)``;
-    every sum weighted by ``pi`` reduces to matrix-vector products. The paper's reading (A2,
+    every sum weighted by ``pi`` reduces to matrix-vector products. The paper's reading (reading R1,
     ``difficulty``) has a multiplier of either sign and goes through :func:`_q_and_grad_linear`.
     """
     if input_param != "easiness":
@@ -170,7 +175,7 @@ def _q_and_grad(a, b, pi, a0, b0, K, input_param="easiness"):
 
 
 def _q_and_grad_linear(a, b, pi, a0, b0, K):
-    """Q and gradient for the paper's link ``sigma(alpha_i beta_j)`` (A2, ``difficulty``).
+    """Q and gradient for the paper's link ``sigma(alpha_i beta_j)`` (reading R1, ``difficulty``).
 
     Per element ``pi log sigma(x) + (1-pi)(log(1-sigma(x)) - log(K-1))
     = log sigma(-x) + pi x - (1-pi) log(K-1)`` with ``x = b_i a_j``; ``dQ/dx = pi - sigma(x)``,
@@ -200,7 +205,7 @@ def observed_log_posterior(
     K: int,
     input_param: str = "easiness",
 ) -> float:
-    """Observed-data log posterior, non-decreasing under (G)EM (section 2.5, check 4)."""
+    """Observed-data log posterior, non-decreasing under (G)EM (docs/laf.md, reading R2)."""
     _, log_z = e_step(a, b, groups, K, input_param)
     x = np.outer(multiplier(b, input_param), a)
     c = (log_expit(-x) - np.log(K - 1.0)).sum(axis=1)
@@ -220,7 +225,8 @@ def m_step(
     maxiter: int = 25,
     input_param: str = "easiness",
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Partial M-step: CG on -Q over [a, b], ``tol=gtol``, ``maxiter`` iterations (section 2.5)."""
+    """Partial M-step: CG on -Q over [a, b], ``tol=gtol``, ``maxiter`` iterations (docs/laf.md,
+    reading R2)."""
     n = a.size
 
     def fun(theta):
@@ -240,13 +246,13 @@ def m_step(
 
 @dataclass(frozen=True)
 class LafResult:
-    """Outcome of :func:`rank` (section 1.3).
+    """Outcome of :func:`rank`.
 
     score: (n,) fitted model skills ``a`` (higher = better); rank: (n,) 1 = best ('min' ties);
     a0: (n,) majority-vote pseudo-accuracies; keep: (m',) indices of the rows used;
     b: (m',) fitted log-easiness; b0: (m',) its initial value; iterations: EM iterations;
     q: final Q; converged: relative-Q rule met before the cap; degenerate: no disagreement
-    (section 2.10 A6); acc_hat: (n,) posterior-expected accuracy (optional extra, section 1.3);
+    (docs/laf.md, reading R3); acc_hat: (n,) posterior-expected accuracy (an extra, not in the paper);
     q_history / logpost_history: Q and observed-data log posterior after every EM iteration;
     wall_time: seconds.
     """
@@ -268,14 +274,13 @@ class LafResult:
 
 
 def ranks_descending(score: np.ndarray) -> np.ndarray:
-    """Rank 1 = largest score; equal scores share the best rank ('min' method, section 2.6)."""
-    from scipy.stats import rankdata
-
+    """Rank 1 = largest score; equal scores share the best rank ('min' method)."""
     return rankdata(-np.asarray(score, dtype=float), method="min").astype(np.int64)
 
 
 def check_predictions(Yhat: np.ndarray, K: int) -> np.ndarray:
-    """Validate ``Yhat`` (m, n) of class ids in 0..K-1 and return it as int64 (section 2.10 A6)."""
+    """Validate ``Yhat`` (m, n) of class ids in 0..K-1 and return it as int64 (docs/laf.md, reading
+    R3)."""
     if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 2:
         raise LafInputError(f"K must be an integer >= 2, got {K!r}")
     Y = np.asarray(Yhat)
@@ -313,12 +318,12 @@ def rank(
     track_logpost: bool = False,
     input_param: str = "easiness",
 ) -> LafResult:
-    """Rank models by LaF (spec section 2, Algorithm 1).
+    """Rank models by LaF (paper section 3.3, Algorithm 1).
 
     Yhat: (m, n) predicted class ids in 0..K-1 (inputs x models); K: number of task classes.
     ``prune=False`` is the "w/o pruning" ablation, ``optimize_params=False`` "w/o optimizing"
-    (section 2.11). ``track_logpost`` records the observed-data log posterior per iteration.
-    ``input_param`` picks the reading of the per-input parameter (section 2.10, A2; see
+    (paper section 5.3). ``track_logpost`` records the observed-data log posterior per iteration.
+    ``input_param`` picks the reading of the per-input parameter (docs/laf.md, reading R1; see
     :data:`INPUT_PARAMS`): ``easiness`` (default, the reference code) or ``difficulty`` (the
     paper's printed definition; ``b0`` is then the disagreement fraction alpha_i).
     With no disagreeing row (after pruning) the result is degenerate: equal scores, flagged.
@@ -331,60 +336,24 @@ def rank(
     if n == 2:
         warnings.warn(
             "LaF with 2 models: every disagreement is a vote tie, so the result depends on the "
-            "order of class ids (spec section 2.10 A6)",
+            "order of class ids (docs/laf.md, reading R3)",
             stacklevel=2,
         )
     keep = np.flatnonzero((Y[:, :1] != Y).any(axis=1)) if prune else np.arange(m)
     if keep.size == 0:
-        score = np.ones(n)
-        return LafResult(
-            score=score,
-            rank=ranks_descending(score),
-            a0=score.copy(),
-            keep=keep,
-            b=np.zeros(0),
-            b0=np.zeros(0),
-            iterations=0,
-            q=float("nan"),
-            converged=True,
-            degenerate=True,
-            acc_hat=score.copy(),
-            wall_time=time.perf_counter() - t0,
-        )
+        return _degenerate(n, keep, t0)
     Yk = Y[keep]
     groups = group_labels(Yk)
     a0 = groups.agree.mean(axis=0)
     b0 = groups.agree.mean(axis=1)
     if input_param == "difficulty":
         b0 = 1.0 - b0  # paper Eq. 1: alpha_i = fraction of models disagreeing with the vote
-    a, b = a0.copy(), b0.copy()
     ip = input_param
-    q_hist: list[float] = []
-    lp_hist: list[float] = []
-    it, q_cur, converged = 0, float("nan"), True
     if optimize_params:
-        if track_logpost:
-            lp_hist.append(observed_log_posterior(a, b, groups, a0, b0, K, ip))
-        pi, _ = e_step(a, b, groups, K, ip)
-        q_last = q_value(a, b, pi, a0, b0, K, ip)
-        a, b = m_step(a, b, pi, a0, b0, K, cg_gtol, cg_maxiter, ip)
-        q_cur = q_value(a, b, pi, a0, b0, K, ip)
-        it = 1
-        q_hist.append(q_cur)
-        if track_logpost:
-            lp_hist.append(observed_log_posterior(a, b, groups, a0, b0, K, ip))
-        while abs((q_cur - q_last) / q_last) > rel_tol:
-            if it >= max_iter:
-                converged = False
-                break
-            q_last = q_cur
-            pi, _ = e_step(a, b, groups, K, ip)
-            a, b = m_step(a, b, pi, a0, b0, K, cg_gtol, cg_maxiter, ip)
-            q_cur = q_value(a, b, pi, a0, b0, K, ip)
-            it += 1
-            q_hist.append(q_cur)
-            if track_logpost:
-                lp_hist.append(observed_log_posterior(a, b, groups, a0, b0, K, ip))
+        fit = _fit(groups, a0, b0, K, ip, rel_tol, max_iter, cg_gtol, cg_maxiter, track_logpost)
+    else:
+        fit = _Fit(a0.copy(), b0.copy(), 0, float("nan"), True, [], [])
+    a, b = fit.a, fit.b
     pi, _ = e_step(a, b, groups, K, ip)
     acc_hat = ((m - keep.size) + pi.sum(axis=0)) / m
     score = a.copy()
@@ -395,12 +364,80 @@ def rank(
         keep=keep,
         b=b,
         b0=b0,
-        iterations=it,
-        q=float(q_cur),
-        converged=converged,
+        iterations=fit.iterations,
+        q=float(fit.q),
+        converged=fit.converged,
         degenerate=False,
         acc_hat=acc_hat,
-        q_history=q_hist,
-        logpost_history=lp_hist,
+        q_history=fit.q_history,
+        logpost_history=fit.logpost_history,
         wall_time=time.perf_counter() - t0,
     )
+
+
+def _degenerate(n: int, keep: np.ndarray, t0: float) -> LafResult:
+    """No disagreeing row: equal scores for every model, flagged (docs/laf.md, reading R3)."""
+    score = np.ones(n)
+    return LafResult(
+        score=score,
+        rank=ranks_descending(score),
+        a0=score.copy(),
+        keep=keep,
+        b=np.zeros(0),
+        b0=np.zeros(0),
+        iterations=0,
+        q=float("nan"),
+        converged=True,
+        degenerate=True,
+        acc_hat=score.copy(),
+        wall_time=time.perf_counter() - t0,
+    )
+
+
+@dataclass
+class _Fit:
+    """The EM's fitted skills ``a`` and per-input parameters ``b``, its iterations, final Q,
+    whether it converged, and the Q (and log posterior) after each iteration."""
+
+    a: np.ndarray
+    b: np.ndarray
+    iterations: int
+    q: float
+    converged: bool
+    q_history: list[float]
+    logpost_history: list[float]
+
+
+def _fit(
+    groups: Groups, a0: np.ndarray, b0: np.ndarray, K: int, ip: str, rel_tol: float,
+    max_iter: int, cg_gtol: float, cg_maxiter: int, track_logpost: bool,
+) -> _Fit:
+    """EM from (a0, b0) (paper Algorithm 1, lines 16-26): E-step, partial M-step, until the
+    relative change of Q is at most ``rel_tol`` or ``max_iter`` iterations ran."""
+    a, b = a0.copy(), b0.copy()
+    q_hist: list[float] = []
+    lp_hist: list[float] = []
+    converged = True
+    if track_logpost:
+        lp_hist.append(observed_log_posterior(a, b, groups, a0, b0, K, ip))
+    pi, _ = e_step(a, b, groups, K, ip)
+    q_last = q_value(a, b, pi, a0, b0, K, ip)
+    a, b = m_step(a, b, pi, a0, b0, K, cg_gtol, cg_maxiter, ip)
+    q_cur = q_value(a, b, pi, a0, b0, K, ip)
+    it = 1
+    q_hist.append(q_cur)
+    if track_logpost:
+        lp_hist.append(observed_log_posterior(a, b, groups, a0, b0, K, ip))
+    while abs((q_cur - q_last) / q_last) > rel_tol:
+        if it >= max_iter:
+            converged = False
+            break
+        q_last = q_cur
+        pi, _ = e_step(a, b, groups, K, ip)
+        a, b = m_step(a, b, pi, a0, b0, K, cg_gtol, cg_maxiter, ip)
+        q_cur = q_value(a, b, pi, a0, b0, K, ip)
+        it += 1
+        q_hist.append(q_cur)
+        if track_logpost:
+            lp_hist.append(observed_log_posterior(a, b, groups, a0, b0, K, ip))
+    return _Fit(a, b, it, q_cur, converged, q_hist, lp_hist)

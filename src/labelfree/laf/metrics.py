@@ -1,7 +1,8 @@
-"""Ranking metrics of the LaF study (spec section 4): Spearman, Kendall tau-b, Jaccard top-k.
+"""Ranking metrics of the LaF study (paper section 4.5, Eqs. 4-6): Spearman, Kendall
+tau-b, Jaccard top-k.
 
-Convention (section 4.1): correlations compare ascending ``rankdata(., 'min')`` ranks of the true
-accuracies and of the estimated scores (equivalently the values themselves); top-k uses descending
+Convention (docs/laf.md, reading R4): correlations compare ascending ``rankdata(., 'min')`` ranks
+of the true accuracies and of the estimated scores (equivalently the values themselves); top-k uses descending
 order with ties broken by the lower model index, and flags a tie straddling position k.
 """
 
@@ -16,7 +17,7 @@ DEFAULT_KS = (1, 3, 5, 10)
 
 
 def ground_truth_accuracy(Yhat: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """True top-1 accuracy (n,) of every model on the whole test set (section 3.6)."""
+    """True top-1 accuracy (n,) of every model on the whole test set (docs/laf.md, reading R16)."""
     Yhat = np.asarray(Yhat)
     y = np.asarray(y).ravel()
     if Yhat.ndim != 2 or Yhat.shape[0] != y.size:
@@ -33,7 +34,8 @@ def top_k(values: np.ndarray, k: int) -> tuple[np.ndarray, bool]:
 
 
 def jaccard_top_k(truth: np.ndarray, score: np.ndarray, k: int) -> tuple[float, bool]:
-    """J_k = |top_k(truth) & top_k(score)| / |union| (paper Eq. 6, section 4.4) and the tie flag.
+    """J_k = |top_k(truth) & top_k(score)| / |union| (paper Eq. 6; docs/laf.md, reading R4) and the
+    tie flag.
 
     NaN when k is not below the number of models (the top-k would be every model).
     """
@@ -51,10 +53,11 @@ def ranking_metrics(
     ks: tuple[int, ...] = DEFAULT_KS,
     constant_as_zero: bool = False,
 ) -> dict[str, float]:
-    """Spearman rho, Kendall tau-b (with two-sided p-values) and Jaccard top-k (section 4).
+    """Spearman rho, Kendall tau-b (with two-sided p-values) and Jaccard top-k (paper Eqs. 4-6).
 
     ``constant_as_zero``: a constant score carries no ranking information; sampling baselines
-    record rho = tau = 0 for it (section 4.6), LaF's degenerate case keeps NaN (section 2.10 A6).
+    record rho = tau = 0 for it (docs/laf.md, reading R6), LaF's degenerate case keeps NaN
+    (reading R3).
     """
     truth = np.asarray(truth, dtype=float)
     score = np.asarray(score, dtype=float)
@@ -84,7 +87,7 @@ def ranking_metrics(
 
 
 def rank_ascending(values: np.ndarray) -> np.ndarray:
-    """``rankdata(values, 'min')``: rank 1 = lowest value (section 4.1)."""
+    """``rankdata(values, 'min')``: rank 1 = lowest value (docs/laf.md, reading R4)."""
     return _st.rankdata(np.asarray(values, dtype=float), method="min").astype(np.int64)
 
 
@@ -98,8 +101,8 @@ def batch_metrics(
 ) -> dict[str, np.ndarray]:
     """Spearman, Kendall tau-b and Jaccard top-k of many score vectors ``scores`` (R, n) at once.
 
-    Same definitions as :func:`ranking_metrics` (section 4), without p-values; rows with a constant
-    score get rho = tau = 0 (section 4.6) and ``constant_score = 1``.
+    Same definitions as :func:`ranking_metrics` (paper Eqs. 4-6), without p-values; rows with a
+    constant score get rho = tau = 0 (docs/laf.md, reading R6) and ``constant_score = 1``.
     """
     t = np.asarray(truth, dtype=float)
     S = np.atleast_2d(np.asarray(scores, dtype=float))

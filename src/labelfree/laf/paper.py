@@ -1,4 +1,4 @@
-"""Values printed in the LaF paper, quoted by the spec (section 6), shown beside our results.
+"""Values printed in the LaF paper (its section 5 and appendix), shown beside our results.
 
 These are reference numbers for comparison only; no result of this project is computed from them.
 """

@@ -1,9 +1,10 @@
-"""Tables and figures of the LaF study (spec section 6) from the per-zoo raw results.
+"""Tables and figures of the LaF study (paper section 5 and appendix) from the per-zoo raw
+results, and its checks table.
 
-Every table names the paper table it reproduces; paper values (spec section 6, quoted in
-:mod:`labelfree.laf.paper`) are added as rows with ``source = paper`` where the spec gives them.
-Baselines are averaged over every budget of the main grid and every repetition (section 4.6);
-corruption tables additionally over the five severities (section 6.6, item 9).
+Every table names the paper table it reproduces; the paper's printed values
+(:mod:`labelfree.laf.paper`) are added as rows with ``source = paper`` where the paper gives
+them. Baselines are averaged over every budget of the main grid and every repetition;
+corruption tables additionally over the five severities (docs/laf.md, reading R6).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from labelfree import plots, store
-from labelfree.laf import layout, paper
+from labelfree.laf import paper, plan
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ def _order(df: pd.DataFrame, zoos: Sequence[str]) -> pd.DataFrame:
 
 def method_means(metrics: pd.DataFrame, metric: str, keys: list[str]) -> pd.DataFrame:
     """Mean of ``metric`` per (keys, method): deterministic methods' single value, sampling
-    methods over the main grid's budgets and repetitions (section 4.6)."""
+    methods over the main grid's budgets and repetitions (docs/laf.md, reading R6)."""
     sel = metrics[metrics.grid.isin(["none", "main"])]
     return sel.groupby([*keys, "method"], observed=True)[metric].mean().unstack("method")
 
@@ -177,7 +178,7 @@ def _avg_last(col: pd.Series) -> pd.Series:
 
 
 def table_by_severity(raw, zoos) -> pd.DataFrame:
-    """Per (corruption, severity) rows behind Tables 6/7 (spec section 6.6, item 9)."""
+    """Per (corruption, severity) rows behind Tables 6/7 (docs/laf.md, reading R6)."""
     met = raw["metrics"]
     sel = met[met.group == "corruption"]
     if sel.empty:
@@ -329,7 +330,7 @@ def table_a2(raw, zoos) -> pd.DataFrame:
 
 
 def table_efficiency(raw, zoos) -> pd.DataFrame:
-    """Section 7: wall time per method per test set (seconds), mean and total per zoo."""
+    """Efficiency: wall time per method per test set (seconds), mean and total per zoo."""
     ts = raw["testsets"]
     cols = [c for c in ts.columns if c.startswith("time_")]
     long = ts.melt(id_vars=["zoo", "testset"], value_vars=cols, var_name="method", value_name="s")
@@ -346,27 +347,30 @@ def table_efficiency(raw, zoos) -> pd.DataFrame:
 _OPS = {">=": np.greater_equal, ">": np.greater, "<": np.less, "<=": np.less_equal}
 
 
-def table_checks(raw, zoos, clone_zoos: Sequence[str] = ()) -> pd.DataFrame:
-    """The checks table: spec section 8's small-scale conclusions, measured, one number each.
+#: The ``source`` column of the checks table: the reading of docs/laf.md each check measures
+#: (R14 numbers the small-scale conclusions; R13 is the clone control), with the paper's item
+#: where there is one.
+CHECK_SOURCES = {
+    "1": "docs/laf.md R14, conclusion 1",
+    "2": "docs/laf.md R14, conclusion 2 (Table A1 crossover)",
+    "3": "docs/laf.md R14, conclusion 3",
+    "4": "docs/laf.md R14, conclusion 4 (paper RQ4, Fig. 9)",
+    "5": "docs/laf.md R14, conclusion 5 (paper RQ3, Tables 9-10)",
+    "x": "docs/laf.md R14, not expected to replicate at this scale",
+    "control": "docs/laf.md R13 (clone control)",
+}
 
-    Columns: check, statement, value, threshold, holds (yes / no / no data when the run has no data
-    for it), required (``yes`` for the conclusions the spec says should remain visible at this
-    scale and the clone control of spec 9 check 9; ``no`` for those it does not expect to
-    replicate), source. No slack: every threshold is the spec's statement read literally
-    (``at least as good`` is ``>= 0``); where the spec gives no number the threshold is stated.
-    """
-    met = raw["metrics"]
-    ts = raw["testsets"]
-    rows = []
-    plain = [z for z in zoos if z not in clone_zoos]
-    det = met[met.grid == "none"]
-    laf = det[det.method == "LaF"].merge(ts[["zoo", "testset", "quality", "diversity"]])
-    crc = det[det.method == "CRC"]
 
-    def add(check, statement, value, op, threshold, source, required=True):
+class _Checks:
+    """The rows of the checks table, added one measured number at a time."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict] = []
+
+    def add(self, check, statement, value, op, threshold, source, required=True) -> None:
         value = float(value) if value is not None else np.nan
         holds = "no data" if np.isnan(value) else ("yes" if _OPS[op](value, threshold) else "no")
-        rows.append(
+        self.rows.append(
             {
                 "check": check,
                 "statement": statement,
@@ -378,14 +382,43 @@ def table_checks(raw, zoos, clone_zoos: Sequence[str] = ()) -> pd.DataFrame:
             }
         )
 
-    # 1. LaF >> CRC on average; CRC degrades sharply under shift.
+
+def table_checks(raw, zoos, clone_zoos: Sequence[str] = ()) -> pd.DataFrame:
+    """The checks table: the paper's conclusions that should remain visible at our small scale,
+    measured, one number each (docs/laf.md, "The checks table" and reading R14).
+
+    Columns: check, statement, value, threshold, holds (yes / no / no data when the run has no data
+    for it), required (``yes`` for the conclusions expected to remain visible at this scale and
+    the clone control; ``no`` for those not expected to replicate), source. No slack: every
+    threshold reads its conclusion literally (``at least as good`` is ``>= 0``); where the
+    conclusion gives no number the threshold is stated. The steps, in row order:
+    :func:`_check_crc` (1), :func:`_check_tight_zoo` (2, 3), :func:`_check_quality` (4),
+    :func:`_check_ablation` (5), :func:`_check_not_expected` (x), :func:`_check_clones`.
+    """
+    met = raw["metrics"]
+    ts = raw["testsets"]
+    plain = [z for z in zoos if z not in clone_zoos]
+    det = met[met.grid == "none"]
+    laf = det[det.method == "LaF"].merge(ts[["zoo", "testset", "quality", "diversity"]])
     p_laf = laf[laf.zoo.isin(plain)]
-    p_crc = crc[crc.zoo.isin(plain)]
+    checks = _Checks()
+    l_mean = _check_crc(checks, p_laf, det[(det.method == "CRC") & det.zoo.isin(plain)], plain)
+    _check_tight_zoo(checks, met, ts[(ts.group == "id") & ts.zoo.isin(plain)])
+    _check_quality(checks, p_laf)
+    _check_ablation(checks, det, plain)
+    _check_not_expected(checks, met, plain, l_mean)
+    _check_clones(checks, laf, raw["models"], clone_zoos)
+    return pd.DataFrame(checks.rows)
+
+
+def _check_crc(checks: _Checks, p_laf: pd.DataFrame, p_crc: pd.DataFrame, plain) -> float:
+    """Conclusion 1: LaF >> CRC on average; CRC degrades sharply under shift. Returns LaF's mean
+    Spearman over every test set of the stored zoos."""
     l_mean, c_mean = p_laf.spearman.mean(), p_crc.spearman.mean()
     c_id = p_crc[p_crc.group == "id"].spearman.mean()
     c_sev5 = p_crc[(p_crc.group == "corruption") & (p_crc.severity == 5)].spearman.mean()
-    src1 = "spec 8, conclusion 1"
-    add(
+    src1 = CHECK_SOURCES["1"]
+    checks.add(
         "1a",
         f"LaF - CRC, mean Spearman over every test set of {', '.join(plain)} "
         f"(LaF {l_mean:.3f}, CRC {c_mean:.3f})",
@@ -394,7 +427,7 @@ def table_checks(raw, zoos, clone_zoos: Sequence[str] = ()) -> pd.DataFrame:
         0.1,
         src1,
     )
-    add(
+    checks.add(
         "1b",
         f"CRC drop under shift: mean CRC Spearman on ID ({c_id:.3f}) minus on severity-5 "
         f"corruption sets ({c_sev5:.3f})",
@@ -403,84 +436,73 @@ def table_checks(raw, zoos, clone_zoos: Sequence[str] = ()) -> pd.DataFrame:
         0.2,
         src1,
     )
-    # 2, 3. Tight zoo (lowest ID accuracy std): LaF vs Random by budget, spread of Random.
-    ts_id = ts[(ts.group == "id") & ts.zoo.isin(plain)]
+    return l_mean
+
+
+def _check_tight_zoo(checks: _Checks, met: pd.DataFrame, ts_id: pd.DataFrame) -> None:
+    """Conclusions 2 and 3 on the tight zoo (lowest ID accuracy std): LaF vs Random by budget
+    (the Table A1 crossover), and the spread of Random at the smallest budget."""
     tight = ts_id.sort_values("diversity").zoo.iloc[0] if not ts_id.empty else None
     laf_id = rnd = None
     if tight is not None:
         part = met[(met.zoo == tight) & (met.group == "id")]
         laf_id = part[part.method == "LaF"].spearman.iloc[0]
         rnd = part[part.method == "Random"].groupby("budget").spearman.mean()
-    src2 = "spec 8, conclusion 2 (Table A1 crossover)"
-    if rnd is not None and len(rnd):
-        smallest = rnd.index.min()
-        over = rnd[rnd >= laf_id]
-        cross = float(over.index.min()) if len(over) else np.inf
-        add(
-            "2a",
-            f"tight zoo {tight}, ID: LaF ({laf_id:.3f}) - Random mean at the smallest budget "
-            f"{int(smallest)} ({rnd.loc[smallest]:.3f})",
-            laf_id - rnd.loc[smallest],
-            ">",
-            0,
-            src2,
-        )
-        add(
-            "2b",
-            f"tight zoo {tight}, ID: first budget where Random's mean Spearman >= LaF's "
-            "(inf = never up to the largest budget)",
-            cross,
-            ">",
-            100,
-            src2,
-        )
-        sd = part[(part.method == "Random") & (part.budget == smallest)].spearman.std(ddof=0)
-        add(
-            "3",
-            f"tight zoo {tight}, ID: std of Random's Spearman over repetitions at "
-            f"{int(smallest)} labels (spec: ~0.1-0.2; LaF's determinism is unit check 13)",
-            sd,
-            ">=",
-            0.1,
-            "spec 8, conclusion 3",
-        )
-    else:
-        add(
-            "2a",
-            "tight zoo: LaF - Random at the smallest budget (no ID test set)",
-            None,
-            ">",
-            0,
-            src2,
-        )
-        add(
-            "2b",
-            "tight zoo: first budget where Random >= LaF (no ID test set)",
-            None,
-            ">",
-            100,
-            src2,
-        )
-        add(
-            "3",
-            "tight zoo: std of Random at the smallest budget (no ID test set)",
-            None,
-            ">=",
-            0.1,
-            "spec 8, conclusion 3",
-        )
-    # 4. Quality dependence.
+    src2, src3 = CHECK_SOURCES["2"], CHECK_SOURCES["3"]
+    if rnd is None or not len(rnd):
+        checks.add("2a", "tight zoo: LaF - Random at the smallest budget (no ID test set)",
+                   None, ">", 0, src2)
+        checks.add("2b", "tight zoo: first budget where Random >= LaF (no ID test set)",
+                   None, ">", 100, src2)
+        checks.add("3", "tight zoo: std of Random at the smallest budget (no ID test set)",
+                   None, ">=", 0.1, src3)
+        return
+    smallest = rnd.index.min()
+    over = rnd[rnd >= laf_id]
+    cross = float(over.index.min()) if len(over) else np.inf
+    checks.add(
+        "2a",
+        f"tight zoo {tight}, ID: LaF ({laf_id:.3f}) - Random mean at the smallest budget "
+        f"{int(smallest)} ({rnd.loc[smallest]:.3f})",
+        laf_id - rnd.loc[smallest],
+        ">",
+        0,
+        src2,
+    )
+    checks.add(
+        "2b",
+        f"tight zoo {tight}, ID: first budget where Random's mean Spearman >= LaF's "
+        "(inf = never up to the largest budget)",
+        cross,
+        ">",
+        100,
+        src2,
+    )
+    sd = part[(part.method == "Random") & (part.budget == smallest)].spearman.std(ddof=0)
+    checks.add(
+        "3",
+        f"tight zoo {tight}, ID: std of Random's Spearman over repetitions at "
+        f"{int(smallest)} labels (docs/laf.md R14: ~0.1-0.2; LaF is deterministic, R2)",
+        sd,
+        ">=",
+        0.1,
+        src3,
+    )
+
+
+def _check_quality(checks: _Checks, p_laf: pd.DataFrame) -> None:
+    """Conclusion 4: LaF is good on accurate zoos, poor on inaccurate or near-identical ones."""
     hi = p_laf[p_laf.quality >= 80].spearman.mean()
     lo = p_laf[p_laf.quality < 50].spearman.mean()
     flat = p_laf[p_laf.diversity < 1.0].spearman.mean()
     corr = p_laf[["quality", "spearman"]].corr(method="spearman").iloc[0, 1]
-    src4 = "spec 8, conclusion 4 (paper RQ4, Fig. 9)"
+    src4 = CHECK_SOURCES["4"]
     n_hi, n_lo, n_flat = (
         int((p_laf.quality >= 80).sum()),
         int((p_laf.quality < 50).sum()),
         int((p_laf.diversity < 1).sum()),
     )
-    add(
+    checks.add(
         "4a",
         f"mean LaF Spearman on sets with zoo quality >= 80 % ({hi:.3f}, {n_hi} sets) minus "
         f"on sets below 50 % ({lo:.3f}, {n_lo} sets)",
@@ -489,7 +511,7 @@ def table_checks(raw, zoos, clone_zoos: Sequence[str] = ()) -> pd.DataFrame:
         0.2,
         src4,
     )
-    add(
+    checks.add(
         "4b",
         f"mean LaF Spearman on sets with quality >= 80 % minus on sets whose accuracies are "
         f"nearly identical, std < 1 point ({flat:.3f}, {n_flat} sets)",
@@ -498,7 +520,7 @@ def table_checks(raw, zoos, clone_zoos: Sequence[str] = ()) -> pd.DataFrame:
         0.2,
         src4,
     )
-    add(
+    checks.add(
         "4c",
         "rank correlation of zoo quality with LaF Spearman over every test set",
         corr,
@@ -506,9 +528,12 @@ def table_checks(raw, zoos, clone_zoos: Sequence[str] = ()) -> pd.DataFrame:
         0,
         src4,
     )
-    # 5. Ablation, no slack: the full method at least as good as each variant on average, on the
-    # paper's scope (ID test sets, Tables 9-10) and over every test set.
-    src5 = "spec 8, conclusion 5 (paper RQ3, Tables 9-10)"
+
+
+def _check_ablation(checks: _Checks, det: pd.DataFrame, plain: Sequence[str]) -> None:
+    """Conclusion 5, no slack: the full method at least as good as each ablation on average, on
+    the paper's scope (ID test sets, Tables 9-10) and over every test set."""
+    src5 = CHECK_SOURCES["5"]
     for suffix, scope, sel in (
         ("id", "ID test sets (the paper's Tables 9-10)", det[det.group == "id"]),
         ("all", "every test set", det),
@@ -517,7 +542,7 @@ def table_checks(raw, zoos, clone_zoos: Sequence[str] = ()) -> pd.DataFrame:
         full = var.get("LaF", np.nan)
         for tag, variant in (("pruning", "LaF w/o pruning"), ("optimizing", "LaF w/o optimizing")):
             v = var.get(variant, np.nan)
-            add(
+            checks.add(
                 f"5 {tag} {suffix}",
                 f"LaF ({full:.3f}) - {variant} ({v:.3f}), mean Spearman "
                 f"over {scope} of {', '.join(plain)}",
@@ -526,31 +551,41 @@ def table_checks(raw, zoos, clone_zoos: Sequence[str] = ()) -> pd.DataFrame:
                 0,
                 src5,
             )
-    # Not expected to replicate: LaF > SDS and LaF > CES (oracle).
+
+
+def _check_not_expected(
+    checks: _Checks, met: pd.DataFrame, plain: Sequence[str], l_mean: float
+) -> None:
+    """Not expected to replicate at this scale: LaF > SDS and LaF > CES (oracle)."""
     samp = met[met.zoo.isin(plain) & (met.grid == "main") & met.method.isin(SAMPLING)]
     means = samp.groupby("method").spearman.mean()
-    srcx = "spec 8, not expected to replicate at this scale"
     for method in ("SDS", "CES-best"):
         m_mean = means.get(method, np.nan)
-        add(
+        checks.add(
             f"x LaF > {method}",
             f"LaF ({l_mean:.3f}) - {method} ({m_mean:.3f}), mean Spearman over "
             "every test set it ran on, averaged over the main budget grid",
             l_mean - m_mean,
             ">",
             0,
-            srcx,
+            CHECK_SOURCES["x"],
             required=False,
         )
+
+
+def _check_clones(
+    checks: _Checks, laf: pd.DataFrame, mdl: pd.DataFrame, clone_zoos: Sequence[str]
+) -> None:
+    """The clone control (docs/laf.md, reading R13): identical copies of one weak model defeat
+    LaF's vote, so LaF's Spearman is negative and the copies lead its ranking."""
     for cz in clone_zoos:
         cl = laf[(laf.zoo == cz) & (laf.group == "id")]
-        mdl = raw["models"]
         mz = mdl[(mdl.zoo == cz) & (mdl.testset == "id")]
         top = mz.sort_values("laf_rank").head(int(mz.model.str.contains("-copy").sum()))
         frac = top.model.str.contains("-copy").mean() if len(top) else np.nan
         rho = cl.spearman.iloc[0] if len(cl) else np.nan
-        srcc = "spec 9 check 9 / spec 8 (clone control)"
-        add(
+        srcc = CHECK_SOURCES["control"]
+        checks.add(
             f"control {cz} rho",
             f"clone control {cz}, ID: LaF Spearman (strongly negative expected: correlated errors)",
             rho,
@@ -558,7 +593,7 @@ def table_checks(raw, zoos, clone_zoos: Sequence[str] = ()) -> pd.DataFrame:
             0,
             srcc,
         )
-        add(
+        checks.add(
             f"control {cz} top",
             f"clone control {cz}, ID: share of the clone copies among LaF's top {len(top)}",
             frac,
@@ -566,11 +601,10 @@ def table_checks(raw, zoos, clone_zoos: Sequence[str] = ()) -> pd.DataFrame:
             0.5,
             srcc,
         )
-    return pd.DataFrame(rows)
 
 
 def required_failures(checks: pd.DataFrame) -> list[str]:
-    """Checks the spec says should hold at small scale that do not (``holds == 'no'``)."""
+    """Required checks (``required == 'yes'``) that do not hold (``holds == 'no'``)."""
     bad = checks[(checks.required == "yes") & (checks.holds == "no")]
     return [f"{r.check}: {r.value:.4g} not {r.threshold}" for r in bad.itertuples()]
 
@@ -711,13 +745,13 @@ TITLES = {
     "table3-4-id": "RQ1, reproduces Tables 3 and 4 (ID rows): LaF vs CRC, Spearman/Kendall; "
     "sampling baselines averaged over budgets and repetitions (Figs. 5-6); paper rows = Tables 3/4",
     "table5": "RQ1, reproduces Table 5: Jaccard of the top-k models on ID test sets "
-    "(baselines averaged over budgets and repetitions; correct top-k for CES, spec 4.4)",
+    "(baselines averaged over budgets and repetitions; correct top-k for CES, docs/laf.md reading R5)",
     "table6": "RQ2, reproduces Table 6 (and Table 3 LaF/CRC columns): "
     "Spearman per corruption, mean over the five severities",
     "table7": "RQ2, reproduces Table 7 (and Table 4 LaF/CRC columns): "
     "Kendall tau-b per corruption, mean over the five severities",
     "table6-by_severity": "RQ2, per-severity rows behind Tables 6 and 7 "
-    "(spec 6.6 item 9), with zoo quality and diversity",
+    "(docs/laf.md, reading R6), with zoo quality and diversity",
     "table3-4-natural": "RQ2, reproduces Tables 3 and 4 (natural-shift rows) and the averages of Fig. 7",
     "table8": "RQ2, reproduces Table 8: Jaccard of the top-k models under natural "
     "shift",
@@ -729,8 +763,8 @@ TITLES = {
     "budgets vs LaF (Spearman; SDS NaN = budget above its pool)",
     "tableA2": "Appendix, reproduces Table A2: min-max accuracy (%) of the "
     "zoo per corrupted set",
-    "extra-efficiency": "Section 7: wall time per method and test set (seconds)",
-    "extra-checks": "Checks: spec section 8's conclusions that should remain visible at small scale "
+    "extra-efficiency": "Efficiency: wall time per method and test set (seconds)",
+    "extra-checks": "Checks: the paper's conclusions that should remain visible at small scale "
     "(required = yes) and those not expected to replicate (required = no), measured on this run; "
     "one number and one threshold per row, no slack",
 }
@@ -745,7 +779,7 @@ def write_all(
     clone_zoos: Sequence[str] | None = None,
 ) -> None:
     """Write every table (csv + md) and figure (png + pdf) of the study, named by
-    :data:`labelfree.laf.layout.TABLES` and ``FIGURES`` (docs/outputs.md)."""
+    :data:`labelfree.laf.plan.TABLES` and ``FIGURES`` (docs/outputs.md)."""
     raw = load_raw(zoos, raw_dir)
     if clone_zoos is None:
         mdl = raw["models"]
@@ -772,7 +806,7 @@ def write_all(
             df = pd.DataFrame({"note": ["no test set of this kind in the configured zoos"]})
         if "zoo" in df:
             df["zoo"] = df["zoo"].astype(str)
-        path = tdir / f"{layout.name(stem)}.csv"
+        path = tdir / f"{plan.name(stem)}.csv"
         store.save_table(df, path, title=TITLES[stem])
         log.info("wrote %s (%d rows)", path, len(df))
     fig_budget(
@@ -780,7 +814,7 @@ def write_all(
         zoos,
         "id",
         "spearman",
-        fdir / f"{layout.name('fig5')}.png",
+        fdir / f"{plan.name('fig5')}.png",
         "Fig. 5: Spearman vs labelling budget, ID (mean +- 1 std over repetitions)",
     )
     fig_budget(
@@ -788,7 +822,7 @@ def write_all(
         zoos,
         "id",
         "kendall",
-        fdir / f"{layout.name('fig6')}.png",
+        fdir / f"{plan.name('fig6')}.png",
         "Fig. 6: Kendall vs labelling budget, ID (mean +- 1 std over repetitions)",
     )
     fig_budget(
@@ -796,18 +830,18 @@ def write_all(
         zoos,
         "natural",
         "spearman",
-        fdir / f"{layout.name('fig7')}.png",
+        fdir / f"{plan.name('fig7')}.png",
         "Fig. 7: Spearman vs labelling budget, natural shift",
     )
-    fig_corruptions(raw, zoos, fdir / f"{layout.name('table6')}.png")
-    fig_rq4_subsets(raw, zoos, fdir / f"{layout.name('fig8')}.png")
-    fig_quality_diversity(raw, zoos, fdir / f"{layout.name('fig9')}.png")
+    fig_corruptions(raw, zoos, fdir / f"{plan.name('table6')}.png")
+    fig_rq4_subsets(raw, zoos, fdir / f"{plan.name('fig8')}.png")
+    fig_quality_diversity(raw, zoos, fdir / f"{plan.name('fig9')}.png")
     fig_budget(
         raw,
         zoos,
         "id",
         "spearman",
-        fdir / f"{layout.name('tableA1')}.png",
+        fdir / f"{plan.name('tableA1')}.png",
         "Table A1 as a figure: Spearman up to the large budgets, ID",
         large=True,
     )

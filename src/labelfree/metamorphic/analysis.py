@@ -1,6 +1,7 @@
-"""Quantities of the research questions (metamorphic.md 5, 7.1, 8): summary rows, size bins,
-Cochran sample sizes, chi-square/Cramer's V, exact Wilcoxon, Fig. 6 frequencies, oracle validity
-from hidden masks and MR-2 recall against counterfactual ground truth.
+"""Quantities of the research questions (the paper's Sections 5 and 6; docs/metamorphic.md,
+readings R8-R12): summary rows, size bins, Cochran sample sizes, chi-square/Cramer's V, exact
+Wilcoxon, Fig. 6 frequencies, oracle validity from hidden masks and MR-2 recall against
+counterfactual ground truth.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ def _flags(v: Verdicts) -> dict[str, np.ndarray]:
 
 
 def summary_row(v: Verdicts) -> dict[str, Any]:
-    """One row in the authors' CSV layout (spec 1): ``acc``, ``acc_num`` and, for MR1, MR2 and
+    """One row in the authors' CSV layout (reading R8): ``acc``, ``acc_num`` and, for MR1, MR2 and
     MR1&2, the number flagged over all images, its accuracy and correct/incorrect counts, the same
     with a ``non_`` prefix, plus ``{mr}_ratio`` = flagged AND correct / #correct (Tables 5-6)."""
     n = len(v)
@@ -46,7 +47,7 @@ def summary_row(v: Verdicts) -> dict[str, Any]:
 
 
 def cochran(population: int, z: float = 1.96, e: float = 0.05, p: float = 0.5) -> int:
-    """Cochran's sample size with finite-population correction, rounded up (spec 5, RQ1)."""
+    """Cochran's sample size with finite-population correction, rounded up (RQ1; reading R11)."""
     if population <= 0:
         return 0
     n0 = z * z * p * (1 - p) / (e * e)
@@ -68,7 +69,7 @@ def instance_coverage(region: np.ndarray, instances: np.ndarray) -> np.ndarray:
 def followup_validity(
     region: np.ndarray, instances: np.ndarray, threshold: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Oracle validity of the follow-ups (spec 7.1): MR-1 valid iff R covers >= 95% of every
+    """Oracle validity of the follow-ups (reading R10): MR-1 valid iff R covers >= 95% of every
     target-class instance; MR-2 valid iff some instance keeps >= 95% of its pixels inside R."""
     cov = instance_coverage(region, instances)
     present = ~np.isnan(cov)
@@ -119,7 +120,7 @@ def flag_frequency(flags: np.ndarray) -> np.ndarray:
 
 
 def size_bin(ratio: np.ndarray, width: float = 0.05, n_bins: int = 21) -> np.ndarray:
-    """``floor(ratio / width)``, robust to float error (0.95 -> 19, 1.0 -> 20; spec 3, 8.10)."""
+    """``floor(ratio / width)``, robust to float error (0.95 -> 19, 1.0 -> 20; reading R9)."""
     r = np.asarray(ratio, dtype=np.float64)
     b = np.floor(np.round(r / width, 9)).astype(np.int64)
     return np.clip(b, 0, n_bins - 1)
@@ -167,26 +168,15 @@ def pearson(a: np.ndarray, b: np.ndarray) -> float:
     return float(st.pearsonr(a, b).statistic)
 
 
-def spearman(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman rho over finite pairs; NaN when undefined."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    ok = ~(np.isnan(a) | np.isnan(b))
-    a, b = a[ok], b[ok]
-    if a.size < 3 or np.ptp(a) == 0 or np.ptp(b) == 0:
-        return float("nan")
-    return float(st.spearmanr(a, b).statistic)
-
-
 # --------------------------------------------------------------------------------------------
-# Beyond the paper: MR-2 recall against counterfactual ground truth (spec 7.1, 7.4 H)
+# Beyond the paper: MR-2 recall against counterfactual ground truth (reading R10, check H)
 # --------------------------------------------------------------------------------------------
 
 
 def counterfactual_drivers(
     pred_cf: np.ndarray, cf_family: np.ndarray, pred: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """(background_driven, object_driven) per source (spec 7.1 "Counterfactual").
+    """(background_driven, object_driven) per source (reading R10).
 
     ``pred_cf`` (N, 3) predictions on the re-renders whose backgrounds are families
     ``cf_family`` (N, 3) != label; background-driven iff the prediction moves to k' in >= 2 of 3;
@@ -204,7 +194,7 @@ def mr2_recall(
     mr2: np.ndarray, correct: np.ndarray, bg_driven: np.ndarray, obj_driven: np.ndarray
 ) -> dict[str, float]:
     """Recall of MR-2 on background-driven correct inferences and its false-alarm rate on
-    object-driven correct ones (spec 7.4 H)."""
+    object-driven correct ones (check H, reading R12)."""
     mr2 = np.asarray(mr2, dtype=bool)
     bgc = np.asarray(bg_driven, dtype=bool) & correct
     obc = np.asarray(obj_driven, dtype=bool) & correct

@@ -1,4 +1,5 @@
-"""Follow-up inputs of MR-1 (object-corrupting) and MR-2 (object-preserving), metamorphic.md 2.2.
+"""Follow-up inputs of MR-1 (object-corrupting) and MR-2 (object-preserving), the paper's
+Section 4.3 (docs/metamorphic.md, readings R3, R4, R13).
 
 ``obj-<colour>`` paints every pixel of R with a flat colour and leaves every other byte alone;
 ``bg-<colour>`` paints B = not R and keeps R. Fills happen at original resolution before any
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-#: The 15 colours of RQ2 (spec 2.2), RGB; the first three are the default set.
+#: The 15 colours of RQ2 (reading R13), RGB; the first three are the default set.
 COLOURS: dict[str, tuple[int, int, int]] = {
     "black": (0, 0, 0),
     "gray": (127, 127, 127),
@@ -34,7 +35,7 @@ COLOURS: dict[str, tuple[int, int, int]] = {
     "purple": (128, 0, 128),
 }
 
-#: Named colour sets: 3 colours (default, spec 2.2) and the 15 of RQ2.
+#: Named colour sets: 3 colours (the paper's default) and the 15 of RQ2.
 COLOURSETS: dict[str, list[str]] = {
     "c3": ["black", "gray", "white"],
     "c15": list(COLOURS),
@@ -118,7 +119,8 @@ def fill_loop(x: np.ndarray, region: np.ndarray, colours: np.ndarray, kind: str)
 
 
 def jpeg_roundtrip(x: np.ndarray, quality: int = 95) -> np.ndarray:
-    """Encode and decode each image as JPEG (``reencode: jpeg95``, the authors' files, spec 2.2)."""
+    """Encode and decode each image as JPEG (``reencode: jpeg95``, the authors' files, reading R4)."""
+    # deferred: plan.py imports this module at parse time; PIL.Image costs about 50 ms there
     from PIL import Image
 
     out = np.empty_like(x)
@@ -131,7 +133,7 @@ def jpeg_roundtrip(x: np.ndarray, quality: int = 95) -> np.ndarray:
 
 
 def bgr_to_rgb(x: np.ndarray) -> np.ndarray:
-    """Channel swap for images decoded by OpenCV (BGR) before they enter the pipeline (spec 8.3)."""
+    """Channel swap for images decoded by OpenCV (BGR) before they enter the pipeline (reading R13)."""
     return np.ascontiguousarray(x[..., ::-1])
 
 
@@ -143,10 +145,10 @@ def make_followup_set(
     reencode: str = "none",
     batch: int = 4096,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Stack ``[orig, obj-*, bg-*]`` variant-major for a batch of sources (spec 2.2, 6).
+    """Stack ``[orig, obj-*, bg-*]`` variant-major for a batch of sources (the paper's Section 4.3).
 
     Images without a region (``has_region`` False) keep their original bytes in every variant;
-    they are never flagged (spec 2.1). ``reencode='jpeg95'`` JPEG-encodes the follow-ups only
+    they are never flagged (reading R3). ``reencode='jpeg95'`` JPEG-encodes the follow-ups only
     (the sources are not re-encoded). Returns (x_all (V*N, H, W, C), variant (V*N,) int16,
     source index (V*N,) int64).
     """

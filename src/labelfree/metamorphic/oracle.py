@@ -1,4 +1,5 @@
-"""Oracles, voting and verdicts of MR-1 / MR-2 (metamorphic.md 2.3-2.5).
+"""Oracles, voting and verdicts of MR-1 / MR-2 (the paper's Sections 3 and 4.4;
+docs/metamorphic.md, readings R6-R8).
 
 Probabilities are arrays: source ``p_s`` (N, K); follow-ups ``p_o`` / ``p_b`` (N, n_colours, K).
 Single-label: softmax, certainty ``C(p) = p_(1) - p_(2)``. Multi-label: per-class sigmoid,
@@ -18,7 +19,7 @@ class OracleError(ValueError):
 
 @dataclass(frozen=True)
 class OracleOptions:
-    """Options of the oracle (spec 2.6; reference = the authors' code).
+    """Options of the oracle (docs/metamorphic.md, reading R6; defaults = the authors' code).
 
     - ``mr1_equal_certainty``: ``violation`` (strict decrease required, code) or ``satisfied``.
     - ``single_mr2_reference``: ``gt`` (code) or ``pred``; equal on correct sources.
@@ -48,25 +49,18 @@ class OracleOptions:
             raise OracleError(f"metamorphic.ml_threshold: {self.ml_threshold} not in [0, 1]")
 
 
-def softmax(logits: np.ndarray) -> np.ndarray:
-    z = np.asarray(logits, dtype=np.float64)
-    z = z - z.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
-
-
 def sigmoid(logits: np.ndarray) -> np.ndarray:
     z = np.asarray(logits, dtype=np.float64)
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
 # --------------------------------------------------------------------------------------------
-# single-label (spec 2.3, 2.4)
+# single-label (the paper's Section 4.4)
 # --------------------------------------------------------------------------------------------
 
 
 def certainty_single(p: np.ndarray) -> np.ndarray:
-    """``C(p) = p_(1) - p_(2)`` along the last axis (spec 2.3)."""
+    """``C(p) = p_(1) - p_(2)`` along the last axis (the paper's Section 4.4.1)."""
     top2 = np.partition(np.asarray(p), -2, axis=-1)[..., -2:]
     return top2[..., 1] - top2[..., 0]
 
@@ -89,7 +83,7 @@ def mr2_single_ok(p_b: np.ndarray, reference: np.ndarray) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------
-# multi-label (spec 2.3, 2.4)
+# multi-label (the paper's Section 4.4)
 # --------------------------------------------------------------------------------------------
 
 
@@ -130,7 +124,7 @@ def mr2_multi_ok(p_b: np.ndarray, reference_set: np.ndarray, tau: float, cmp: st
 
 
 # --------------------------------------------------------------------------------------------
-# voting and verdicts (spec 2.5)
+# voting and verdicts (reading R7)
 # --------------------------------------------------------------------------------------------
 
 
@@ -153,7 +147,7 @@ def vote(ok: np.ndarray, vote_k: int | None = None) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Verdicts:
-    """Per-image verdicts of one model on one source set (spec 1, "per-image verdict table").
+    """Per-image verdicts of one model on one source set (the per-image verdict table).
 
     ``mr1``/``mr2``/``mr12`` are flags over *all* images (RQ5); the published counts are the
     flags AND ``correct`` (RQ1-RQ4, RQ6).
@@ -182,7 +176,7 @@ def evaluate(
     has_region: np.ndarray | None = None,
     options: OracleOptions | None = None,
 ) -> Verdicts:
-    """Verdicts for every image (spec 2.6 algorithm), vectorised over images and colours.
+    """Verdicts for every image (the paper's Section 4.4), vectorised over images and colours.
 
     ``task`` ``single`` (probabilities = softmax) or ``multi`` (sigmoids); ``y`` GT labels (N,)
     or multi-hot (N, K). Images without a region are never flagged but stay in every count.

@@ -1,38 +1,43 @@
-"""Follow-ups filled at original resolution, then resized (metamorphic.md 2.2 "Where to mutate").
+"""Follow-ups filled at original resolution, then resized (docs/metamorphic.md, reading R4).
 
-The spec fills R (or B) "at original resolution, before any model-specific resize, crop or
-normalisation", so a fill's edge is blended by the resize exactly as the object's own edge is.
+The authors fill R (or B) at original resolution, before any model-specific resize, crop or
+normalisation, so a fill's edge is blended by the resize exactly as the object's own edge is.
 The data layer stores ImageNet and COCO splits already resized (``results/data/{dataset}/{split}.npz``);
 filling those is "resize, then fill", whose hard colour edge differs from "fill, then resize" on
 every boundary pixel of R. This module goes back to the originals: the split's ``meta.json``
 lists, row for row, each image's file and annotations in original pixels (the data layer's index),
 so a follow-up is decoded, filled at original resolution (boxes padded by ``bbox_pad_px`` *original*
-pixels, spec 2.1 step 4; COCO's union mask dilated by ``mask_pad_px``) and only then resized to the
+pixels, reading R1; COCO's union mask dilated by ``mask_pad_px``) and only then resized to the
 base's store geometry, from which each model's own transform takes its input (labelfree.zoo.geometry,
 torchvision weights' transforms).
 
 Store geometry of a base (``size``, ``aspect``): ``keep`` = shorter side to ``size``, then the
-centre ``size`` x ``size`` square (torchvision ``Resize`` + ``CenterCrop``; spec 4.1 "V", spec 4.2's
-ResNet-50), so a model's ``Resize(r <= size)`` + ``CenterCrop(c)`` sees what it would see on the
-original up to one extra resampling (none when r == size); ``squash`` = the whole image to ``size``
-x ``size`` (the ASL TResNets, spec 4.2). The defaults are the data layer's: ImageNet ``keep``,
-COCO ``squash``, at the dataset's ``options.size``; with them the ``orig`` variant is byte-identical
-to the split.
+centre ``size`` x ``size`` square (torchvision ``Resize`` + ``CenterCrop``, the eval transform of
+the ImageNet stand-ins and of the DeepInspect ResNet-50), so a model's ``Resize(r <= size)`` +
+``CenterCrop(c)`` sees what it would see on the original up to one extra resampling (none when
+r == size); ``squash`` = the whole image to ``size`` x ``size`` (the ASL TResNets). The defaults
+are the data layer's: ImageNet ``keep``, COCO ``squash``, at the dataset's ``options.size``; with
+them the ``orig`` variant is byte-identical to the split (docs/metamorphic.md, reading R5).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PIL import Image
+
+from labelfree.data.coco import CocoImages
+from labelfree.data.imagenet import resize_keep_aspect, square_geometry
+from labelfree.data.lazy import decode_rgb, resize_rgb
+from labelfree.data.registry import COCO_OPTIONS, IMAGENET_OPTIONS
+from labelfree.metamorphic import regions as rg
+from labelfree.metamorphic.plan import DATA_LAYER_ASPECT
 
 ASPECTS = ("keep", "squash")
-#: The data layer's store geometry per lazily indexed source (labelfree.data.imagenet / .coco).
-DATA_LAYER_ASPECT = {"imagenet_val": "keep", "coco": "squash"}
 
 
 class OriginalsError(ValueError):
@@ -42,12 +47,8 @@ class OriginalsError(ValueError):
 def store_image(img: np.ndarray, size: int, aspect: str) -> np.ndarray:
     """One HWC uint8 image resized to the store: the data layer's own functions (bilinear, PIL)."""
     if aspect == "keep":
-        from labelfree.data.imagenet import resize_keep_aspect
-
         return resize_keep_aspect(img, size)
     if aspect == "squash":
-        from labelfree.data.lazy import resize_rgb
-
         return resize_rgb(img, size)
     raise OriginalsError(f"aspect {aspect!r} is not one of {list(ASPECTS)}")
 
@@ -56,8 +57,6 @@ def store_grid(height: int, width: int, size: int, aspect: str) -> tuple[np.ndar
     """(rows, cols) of the original pixel under each stored pixel's centre (nearest neighbour):
     the sampling of the data layer's ``box_distance`` (keep) and ``resize_mask`` (squash)."""
     if aspect == "keep":
-        from labelfree.data.imagenet import square_geometry
-
         rh, rw, top, left = square_geometry(height, width, size)
     elif aspect == "squash":
         rh, rw, top, left = size, size, 0, 0
@@ -96,15 +95,11 @@ class Originals:
             raise OriginalsError(f"{p}: no index of split {split!r}; has {sorted(index)}")
         self.rows: list[dict[str, Any]] = index[split]
         opts = (meta.get("config") or {}).get("options", {}) or {}
-        from labelfree.data.registry import COCO_OPTIONS, IMAGENET_OPTIONS
-
         defaults = IMAGENET_OPTIONS if self.source == "imagenet_val" else COCO_OPTIONS
         #: The data layer's store of this split: (size, aspect).
         self.stored = (int(opts.get("size", defaults["size"])), DATA_LAYER_ASPECT[self.source])
         self._coco = None
         if self.source == "coco":
-            from labelfree.data.coco import CocoImages
-
             # the same defaults as labelfree.data.registry's lazy builder
             base = Path((meta.get("config") or {}).get("root", "resources/data")) / "coco"
             self._coco = CocoImages(opts.get("images_dir") or base / "images",
@@ -116,28 +111,22 @@ class Originals:
 
     def image(self, i: int) -> np.ndarray:
         """Row ``i``'s original image, decoded to RGB uint8 (H, W, 3)."""
-        from labelfree.data.lazy import decode_rgb
-
         return decode_rgb(self.rows[i]["path"])
 
     def region(self, i: int, mode: str, pad_px: int, shape: tuple[int, int] | None = None) -> np.ndarray:
-        """R of row ``i`` at original resolution (spec 2.1), bool (H, W).
+        """R of row ``i`` at original resolution (docs/metamorphic.md, readings R1, R2), bool (H, W).
 
         ImageNet (``box``): the five steps of ``handle_bbox.py`` (regions.normalise_boxes: XML
         ``<size>`` -> decoded size, swap, clamp, round, pad ``pad_px``, clip), union of the boxes.
         COCO (``mask``): the OR of ``annToMask`` over every annotation, dilated by ``pad_px``.
         ``shape`` (H, W) of the decoded image when known (else read from the file header).
         """
-        from labelfree.metamorphic import regions as rg
-
         row = self.rows[i]
         if self.source == "imagenet_val":
             if mode != "box":
                 raise OriginalsError("ImageNet annotations are boxes: region mode must be 'box' "
-                                     "so bbox_pad_px applies (spec 2.1)")
+                                     "so bbox_pad_px applies (docs/metamorphic.md, reading R1)")
             if shape is None:
-                from PIL import Image
-
                 with Image.open(row["path"]) as im:
                     w, h = im.size
             else:
@@ -149,7 +138,7 @@ class Originals:
             return rg.box_masks(b, h, w, owner=np.zeros(len(b), dtype=np.int64), n=1)[0]
         if mode != "mask":
             raise OriginalsError("COCO annotations are instance masks: region mode must be 'mask' "
-                                 "(spec 2.1)")
+                                 "(docs/metamorphic.md, reading R2)")
         return rg.pad_masks(self._coco.union_mask(int(row["image_id"]))[None], pad_px)[0]
 
 
@@ -158,12 +147,3 @@ def check_geometry(size: int, aspect: str, where: str) -> None:
         raise OriginalsError(f"{where}.size: {size!r} is not a positive integer")
     if aspect not in ASPECTS:
         raise OriginalsError(f"{where}.aspect: {aspect!r} is not one of {list(ASPECTS)}")
-
-
-def base_geometry(bcfg: Mapping[str, Any], dataset_cfg: Mapping[str, Any]) -> tuple[int, str]:
-    """(size, aspect) of a split base's store: its own ``size``/``aspect`` (0 / empty = the data
-    layer's: the dataset's ``options.size``, ImageNet ``keep``, COCO ``squash``)."""
-    src = dataset_cfg["source"]
-    size = int(bcfg.get("size") or dataset_cfg.get("options", {}).get("size", 224))
-    aspect = bcfg.get("aspect") or DATA_LAYER_ASPECT.get(src, "squash")
-    return size, aspect

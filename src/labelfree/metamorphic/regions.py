@@ -1,10 +1,11 @@
-"""Target-object regions R and backgrounds B (metamorphic.md 2.1).
+"""Target-object regions R and backgrounds B (the paper's Section 4.2; docs/metamorphic.md,
+readings R1-R3).
 
 Box mode (ImageNet, DigitScenes): boxes are normalised by the annotation's ``<size>``, inverted
 min/max are swapped, clamped to [0, 1], scaled to the decoded image, rounded, padded by
 ``bbox_pad_px`` and clipped; R is the union of the half-open rectangles
 ``[ymin:ymax, xmin:xmax]``. Mask mode (COCO, DigitScenes multi-label): R is the pixelwise OR of
-every annotation's mask, optionally dilated by ``mask_pad_px`` (default 0, spec 9.18).
+every annotation's mask, optionally dilated by ``mask_pad_px`` (default 0, reading R2).
 
 Everything is vectorised over a batch; no Python loop touches pixels.
 """
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from scipy.ndimage import binary_dilation
 
 
 class RegionError(ValueError):
@@ -29,7 +31,8 @@ def normalise_boxes(
 ) -> np.ndarray:
     """Annotation boxes (M, 4) xyxy in annotation coordinates -> int boxes in image pixels.
 
-    Implements the five steps of metamorphic.md 2.1 (``handle_bbox.py``): divide by the
+    Implements the five steps of the authors' ``handle_bbox.py``
+    (github.com/yqtianust/PaperUnreliableInference; docs/metamorphic.md, reading R1): divide by the
     annotation's (width, height) ``ann_size`` (``None`` = already in image pixels), swap inverted
     min/max, clamp to [0, 1], multiply by the decoded image's (width, height) ``img_size`` and
     round, pad by ``pad_px`` on every side and clip to the image. ``ann_size``/``img_size`` may be
@@ -87,14 +90,12 @@ def box_masks(
 
 
 def pad_masks(masks: np.ndarray, pad_px: int) -> np.ndarray:
-    """Dilate bool masks (N, H, W) by a (2p+1)^2 square (``mask_pad_px``, spec 9.18)."""
+    """Dilate bool masks (N, H, W) by a (2p+1)^2 square (``mask_pad_px``, reading R2)."""
     m = np.asarray(masks, dtype=bool)
     if pad_px < 0:
         raise RegionError(f"mask_pad_px must be >= 0, got {pad_px}")
     if pad_px == 0:
         return m
-    from scipy.ndimage import binary_dilation
-
     structure = np.ones((1, 2 * pad_px + 1, 2 * pad_px + 1), dtype=bool)
     return binary_dilation(m, structure=structure)
 
@@ -107,7 +108,7 @@ def regions_from_image_set(
     Box mode: with ``box_distance`` (ImageNet through the data layer: the distance in original
     pixels from each stored pixel to the nearest GT box) R is ``box_distance <= pad_px``, the
     union of every GT box padded by ``pad_px`` *original* pixels and clipped, sampled at the
-    stored resolution (spec 2.1 steps 3-4); otherwise ``boxes`` are image-pixel xyxy (one per
+    stored resolution (reading R1); otherwise ``boxes`` are image-pixel xyxy (one per
     image; an all-zero row = no annotation) padded by ``pad_px``. Mask mode dilates ``masks`` by
     ``pad_px``; it refuses box annotations (``box_distance`` present), whose masks would silently
     lose the box padding.
@@ -121,7 +122,7 @@ def regions_from_image_set(
     if mode == "mask" and "box_distance" in extras:
         raise RegionError(
             "region mode 'mask' on box annotations (ImageNet): the masks are unions of unpadded "
-            "boxes, so bbox_pad_px would be silently ignored; use region: box (spec 2.1)"
+            "boxes, so bbox_pad_px would be silently ignored; use region: box (docs/metamorphic.md, reading R1)"
         )
     if mode == "box":
         if "boxes" not in extras:
@@ -139,13 +140,13 @@ def regions_from_image_set(
 
 
 def area_ratio(masks: np.ndarray) -> np.ndarray:
-    """Fraction of each image covered by its region (N,) (RQ4, spec 3 "object-size ratio")."""
+    """Fraction of each image covered by its region (N,) (RQ4's object-size ratio, reading R9)."""
     m = np.asarray(masks, dtype=bool)
     return m.reshape(len(m), -1).mean(axis=1)
 
 
 def coco_union_masks(coco: Any, img_ids: Sequence[int]) -> tuple[list[np.ndarray], np.ndarray]:
-    """Union masks of every annotation (crowd included, no dilation) per COCO image (spec 2.1).
+    """Union masks of every annotation (crowd included, no dilation) per COCO image (reading R2).
 
     ``coco`` is a ``pycocotools.coco.COCO``. Returns (list of bool (H, W) masks, has_annotation
     (N,) bool); images with no annotation get an all-False mask and ``has_annotation=False``

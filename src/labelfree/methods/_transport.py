@@ -1,4 +1,4 @@
-"""Exact n x K transportation with unit supplies (COT's optimal transport, scorecard spec 3).
+"""Exact n x K transportation with unit supplies (COT's optimal transport, docs/methods.md, reading R5).
 
 Problem: maximise ``sum_i P[i, k_i]`` over assignments of the n samples to K classes with
 ``#{i: k_i = k} = counts[k]`` (= ``ot.emd(ones(n), counts, 1 - P)``, integral).
@@ -23,6 +23,7 @@ different optimal vertex than POT's network simplex (same total, other per-sampl
 from __future__ import annotations
 
 import numpy as np
+from scipy.optimize import linear_sum_assignment
 
 TOL = 1e-13
 
@@ -142,8 +143,6 @@ def _certify(P: np.ndarray, a: np.ndarray, tol: float, max_passes: int) -> np.nd
 def _start(P: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """A feasible start: each class keeps its ``counts[k]`` best argmax holders; the others fill
     the remaining places by an exact assignment among themselves (linear_sum_assignment)."""
-    from scipy.optimize import linear_sum_assignment
-
     n, K = P.shape
     Pm = P if counts.min() > 0 else np.where(counts[None, :] > 0, P, -np.inf)
     a = _greedy(Pm, counts)

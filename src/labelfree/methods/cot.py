@@ -1,17 +1,17 @@
-"""COT and COTT (Lu et al., NeurIPS 2023), scorecard spec section 3;
+"""COT and COTT (Lu et al., NeurIPS 2023), docs/methods.md, reading R5;
 luyuzhe111/COT@392c0ff ``run_estimation.py::main`` (branches COT/COTT), ``utils.py::compute_cott``,
 ``torch_datasets/configs.py::sample_label_dist``.
 
 The authors solve an n x n optimal transport (label multiset's one-hots vs softmax rows, uniform
 marginals) with POT's ``ot.emd``. Its n label points take only K distinct values, so it is the
-n x K transportation problem ``ot.emd(ones(n), counts, 1 - P)`` (spec 3, "equivalent fast path"):
+n x K transportation problem ``ot.emd(ones(n), counts, 1 - P)`` (docs/methods.md, reading R5):
 same optimal cost, and POT's network simplex returns an integral vertex (each sample sent to one
 class), so per-sample costs equal those of the n x n optimum except under exact cost ties
-(tests/methods/test_cot.py checks both against the n x n solutions). The default solver is
+(the tests check both against the n x n solutions). The default solver is
 ``'certified'`` (``_transport``: greedy start, negative-cycle cancelling on the K-class graph until
 Bellman-Ford proves optimality; POT if that stalls), tested equal to ``ot.emd``: same assignment on
-generic rows, same total under ties; bench/methods_scorecard.py times both on the same models
-(its baseline rows). ``solver='emd'`` is POT's network simplex on the same n x K problem. Cost per
+generic rows, same total under ties; docs/methods.md ("Speed") points at the timings of both on
+the same models. ``solver='emd'`` is POT's network simplex on the same n x K problem. Cost per
 call: O(n K) memory. ``batch_size`` (default 10000, the authors' constant) bounds n
 per batch; smaller values are a departure from the code, to be reported where used.
 """
@@ -24,14 +24,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _transport
-from ._common import MethodInputError
+from labelfree.methods import _transport
+from labelfree.methods.arrays import MethodInputError
 
 BATCH = 10000
 
 
 def label_distribution(y_src: np.ndarray, K: int, kind: str = "empirical") -> np.ndarray:
-    """d (K,): empirical source label frequencies (absent classes 0) or uniform 1/K (spec 3.1)."""
+    """d (K,): empirical source label frequencies (absent classes 0) or uniform 1/K (reading R5)."""
     if kind == "uniform":
         return np.full(K, 1.0 / K)
     if kind != "empirical":
@@ -41,7 +41,7 @@ def label_distribution(y_src: np.ndarray, K: int, kind: str = "empirical") -> np
 
 
 def label_counts(d: np.ndarray, n: int, rng: random.Random) -> np.ndarray:
-    """Counts of the label multiset of size n (spec 3.2): ``int(d_k n)`` copies of k, then the
+    """Counts of the label multiset of size n (reading R5): ``int(d_k n)`` copies of k, then the
     remainder drawn by ``rng.choices(range(K), weights=d, k=r)`` (the authors' Python RNG)."""
     d = np.asarray(d, dtype=np.float64)
     K = len(d)
@@ -57,7 +57,7 @@ def transport_assign(P: np.ndarray, counts: np.ndarray, *, solver: str = "certif
     """Optimal class of every sample: argmin sum_i (1 - P[i, k_i]) s.t. #{i: k_i = k} = counts[k].
 
     The n x K transportation problem (supplies 1 per sample, demands ``counts``, cost 1 - P)
-    (spec 3, equivalent fast path of the authors' n x n ``ot.emd``). ``solver='emd'``: POT's
+    (reading R5, equivalent fast path of the authors' n x n ``ot.emd``). ``solver='emd'``: POT's
     network simplex ``ot.emd``; ``'certified'`` (default): greedy start, then negative cycles of
     the K-class graph cancelled until Bellman-Ford certifies optimality
     (``labelfree.methods._transport``; total within n 1e-13 of the optimum), POT if that stalls.
@@ -77,7 +77,7 @@ def transport_assign(P: np.ndarray, counts: np.ndarray, *, solver: str = "certif
             return k
     elif solver != "emd":
         raise MethodInputError(f"COT solver must be 'certified' or 'emd', got {solver!r}")
-    import ot
+    import ot  # deferred: POT imports torch (seconds per job start); only solver='emd' needs it
 
     G, log = ot.emd(np.ones(n), counts.astype(np.float64), 1.0 - P, numItermax=100_000_000,
                     log=True)
@@ -90,14 +90,14 @@ def transport_assign(P: np.ndarray, counts: np.ndarray, *, solver: str = "certif
 
 
 def _matched_costs(P: np.ndarray, counts: np.ndarray, solver: str = "certified") -> np.ndarray:
-    """Per-sample cost ``1 - P[i, k_i]`` of the optimal transport (halved L1 cost, spec 3.3)."""
+    """Per-sample cost ``1 - P[i, k_i]`` of the optimal transport (halved L1 cost, reading R5)."""
     k = transport_assign(P, counts, solver=solver)
     return 1.0 - P[np.arange(len(P)), k]
 
 
 def _batches(n: int, seed: int, batch_size: int) -> list[np.ndarray | None]:
     """One batch (None = all rows) if n <= batch_size; else ceil(n / b) batches of b rows drawn
-    with replacement by ``random.Random(seed).choices`` (spec 3, multi-batch)."""
+    with replacement by ``random.Random(seed).choices`` (reading R5, multi-batch)."""
     if n <= batch_size:
         return [None]
     g = random.Random(seed)
@@ -106,7 +106,7 @@ def _batches(n: int, seed: int, batch_size: int) -> list[np.ndarray | None]:
 
 @dataclass(frozen=True)
 class CotResult:
-    """COT error (fraction), accuracy = 1 - error, and the per-sample matched costs (spec 3)."""
+    """COT error (fraction), accuracy = 1 - error, and the per-sample matched costs (reading R5)."""
 
     error: float
     accuracy: float
@@ -117,7 +117,7 @@ def cot(
     P: np.ndarray, y_src: np.ndarray, *, label_dist: str = "empirical", seed: int = 10,
     batch_size: int = BATCH, solver: str = "certified",
 ) -> CotResult:
-    """COT: the W1 transport cost between the label multiset and the target softmax rows (spec 3).
+    """COT: the W1 transport cost between the label multiset and the target softmax rows (reading R5).
 
     Single batch when n <= 10000; otherwise ceil(n / 10000) batches of 10000 rows drawn with
     replacement (``random.Random(seed).choices``), each with a fresh multiset; errors averaged.
@@ -140,14 +140,14 @@ def cott(
     P: np.ndarray, P_src: np.ndarray, y_src: np.ndarray, *, label_dist: str = "empirical",
     seed: int = 10, threshold_rule: str = "code", batch_size: int = BATCH, solver: str = "certified",
 ) -> CotResult:
-    """COTT (spec 3): threshold tau from the source OT with the true labels (unhalved costs); the
+    """COTT (reading R5): threshold tau from the source OT with the true labels (unhalved costs); the
     error is the fraction of target matched costs strictly above tau."""
     P = np.asarray(P, dtype=np.float64)
     Ps = np.asarray(P_src, dtype=np.float64)
     ys = np.asarray(y_src, dtype=np.int64)
     K = P.shape[1]
     if len(Ps) > batch_size:
-        import torch
+        import torch  # deferred: seconds per job start; only a source above batch_size needs it
 
         torch.manual_seed(0)
         perm = torch.randperm(len(Ps)).numpy()[:batch_size]
@@ -156,7 +156,7 @@ def cott(
     n_inc = int(np.sum(Ps.argmax(axis=1) != ys))
     if threshold_rule == "code":
         if n_inc == 0:
-            warnings.warn("COTT: perfect source accuracy; index -1 wraps (spec 3 quirk)",
+            warnings.warn("COTT: perfect source accuracy; index -1 wraps (docs/methods.md, reading R5)",
                           stacklevel=2)
         t = s[n_inc - 1]
     elif threshold_rule == "exact":

@@ -1,8 +1,8 @@
-"""Label-free accuracy estimators and scores (scorecard spec sections 1-8).
+"""Label-free accuracy estimators and scores (docs/methods.md, readings R3-R10).
 
 Each function works on one model's arrays (MaNo, nuclear norm, COT, ATC, DoC, Dispersion) or on a
 zoo (GDE, ALine, agreement with the ensemble), in float64, with no Python loop over inputs. Returned
-estimates are accuracy fractions (spec 0.2); scores are "higher = better".
+estimates are accuracy fractions (reading R1); scores are "higher = better".
 """
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ import numpy as np
 import scipy.linalg
 from scipy.stats import norm
 
-from ._common import MethodInputError
+from labelfree.methods.arrays import MethodInputError
+from labelfree.numerics import PLOGP_ROWS, plogp_rows
+from labelfree.syp.indicators import FeatureStats
+from labelfree.syp.indicators import frechet_distance as syp_fd
 
 # ------------------------------------------------------------------------------ average confidence
 
@@ -31,38 +34,6 @@ def average_confidence(P: np.ndarray) -> np.ndarray:
 
 
 _ROWS = 256  # rows per block of MaNo's sums (its block sums fix the rounding of its results)
-_PLOGP_ROWS = 64  # rows per block of plogp_rows: two float64 buffers stay in L2
-
-
-def plogp_rows(P: np.ndarray, eps: float = 0.0, normalise: bool = False) -> np.ndarray:
-    """``sum_k p_k ln(p_k + eps)`` per row in float64 (0 ln 0 = 0 when eps = 0); with
-    ``normalise`` the rows are first divided by their sums (as ``syp.indicators.entropy``).
-
-    Computed in blocks of rows in two preallocated float64 buffers (no temporaries: a fresh
-    multi-megabyte array per block costs its page faults). Each row's arithmetic is the plain
-    per-row ``p / p.sum()``, ``log``, ``einsum`` (bit-equal to the unblocked form, tests); a block
-    without zeros takes ``log`` without the ``where`` mask (same values, half the time)."""
-    A = np.asarray(P)
-    n, K = A.shape
-    out = np.empty(n)
-    rows = min(_PLOGP_ROWS, max(n, 1))
-    buf, lgb = np.empty((rows, K)), np.empty((rows, K))
-    for s in range(0, n, rows):
-        e = min(n, s + rows)
-        p, lg = buf[:e - s], lgb[:e - s]
-        np.copyto(p, A[s:e], casting="unsafe")  # = astype(float64)
-        if normalise:
-            np.divide(p, p.sum(axis=1, keepdims=True), out=p)
-        if eps:
-            np.add(p, eps, out=lg)
-            np.log(lg, out=lg)
-        elif p.min() > 0:
-            np.log(p, out=lg)
-        else:
-            lg[...] = 0.0
-            np.log(p, out=lg, where=p > 0)
-        np.einsum("ij,ij->i", p, lg, out=out[s:e])
-    return out
 
 
 _U32 = float(np.finfo(np.float32).eps) / 2.0  # float32 unit roundoff
@@ -87,7 +58,7 @@ def plogp_rows_screen(P: np.ndarray, eps: float = 0.0,
     n, K = A.shape
     B = np.empty(n)
     S = np.empty(n)
-    rows = min(_PLOGP_ROWS, max(n, 1))
+    rows = min(PLOGP_ROWS, max(n, 1))
     lgb = np.empty((rows, K), np.float32)
     for s in range(0, n, rows):
         e = min(n, s + rows)
@@ -141,7 +112,7 @@ def kth_and_count(src: np.ndarray, k: int, tgt: np.ndarray, eps: float = 0.0,
 
 @dataclass(frozen=True)
 class ManoResult:
-    """MaNo score S, criterion delta and the branch taken (spec 1)."""
+    """MaNo score S, criterion delta and the branch taken (reading R3)."""
 
     score: float
     delta: float
@@ -156,7 +127,7 @@ def mano(
     criterion: float | str = "ce",
     row_min: bool = True,
 ) -> ManoResult:
-    """MaNo (Xie et al., NeurIPS 2024), spec 1; Renchunzi-Xie/MaNo@b9c0262 ``algs/mano.py``.
+    """MaNo (Xie et al., NeurIPS 2024), reading R3; Renchunzi-Xie/MaNo@b9c0262 ``algs/mano.py``.
 
     delta = mean_i [logsumexp(z_i) - mean_k z_ik] (``criterion='ce'``; ``'kl'`` subtracts ln K; a
     float freezes it). delta > threshold -> P = softmax(Z); else P = normalised order-2 Taylor
@@ -197,7 +168,7 @@ def mano(
 
 def mano_from_probs(P: np.ndarray, **kw) -> ManoResult:
     """MaNo with only probabilities: equal to ``mano(centred_log_probs(P))`` (the flagged fallback
-    of spec 1), computed without the logits when the softmax branch is taken: softmax(ln p - c) =
+    of reading R3), computed without the logits when the softmax branch is taken: softmax(ln p - c) =
     p, and delta = mean_i(-mean_k ln p_ik) because logsumexp(ln p_i) = 0. One pass in blocks of
     rows accumulates delta and the 4-norm; the Taylor branch builds the logits."""
     p = np.asarray(P)
@@ -267,10 +238,10 @@ def centred_log_probs(P: np.ndarray) -> np.ndarray:
 
 
 def nuclear_norm(P: np.ndarray, *, normalise: str = "third_party", method: str = "auto") -> float:
-    """Nuclear norm of the softmax matrix (Deng et al., ICML 2023), spec 2. UNVERIFIED DEFINITION.
+    """Nuclear norm of the softmax matrix (Deng et al., ICML 2023), reading R4. UNVERIFIED DEFINITION.
 
     No authors' code is public: the normalisation ``||P||_* / sqrt(min(N, K) * N)`` is the
-    third-party reading of spec 2 (``normalise='none'``: the raw nuclear norm). ``method='svd'``
+    third-party normalisation of reading R4 (``normalise='none'``: the raw nuclear norm). ``method='svd'``
     sums the singular values (float64); ``'gram'`` sums sqrt of the eigenvalues of the smaller
     Gram matrix (agrees with svd to ~1e-6 relative, much faster); ``'auto'`` = gram when
     min(N, K) > 64.
@@ -318,7 +289,7 @@ def feature_moments(feats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def frechet_distance(feats_a: np.ndarray, feats_b: np.ndarray) -> float:
-    """Squared Frechet distance of two feature sets (syp spec 2.2, Deng & Zheng 2021):
+    """Squared Frechet distance of two feature sets (Deng & Zheng, CVPR 2021; SYP's FD indicator, docs/syp.md):
     ``||mu_a - mu_b||^2 + Tr(S_a) + Tr(S_b) - 2 Tr((S_a S_b)^{1/2})``.
 
     ``Tr((S_a S_b)^{1/2})`` is the sum of the square roots of the eigenvalues of ``S_a S_b``, which
@@ -334,9 +305,6 @@ def frechet_distance(feats_a: np.ndarray, feats_b: np.ndarray) -> float:
     w, V = scipy.linalg.eigh(s_a, driver="evd")  # divide and conquer: 1.5x evr's speed at D=256
     w_b = scipy.linalg.eigvalsh(s_b)
     if w[0] <= 1e-10 * w[-1] or w_b[0] <= 1e-10 * w_b[-1]:
-        from labelfree.syp.indicators import FeatureStats
-        from labelfree.syp.indicators import frechet_distance as syp_fd
-
         return syp_fd(FeatureStats(mu_a, s_a), FeatureStats(mu_b, s_b))
     r = np.sqrt(w)
     C = (V.T @ s_b @ V) * np.outer(r, r)  # S_a^{1/2} S_b S_a^{1/2} in the eigenbasis of S_a
@@ -350,7 +318,7 @@ def frechet_distance(feats_a: np.ndarray, feats_b: np.ndarray) -> float:
 
 
 def atc_scores(P: np.ndarray, score: str = "MC") -> np.ndarray:
-    """ATC score functions (spec 4): MC = max prob; NE = sum_k p ln(p + 1e-20)."""
+    """ATC score functions (reading R6): MC = max prob; NE = sum_k p ln(p + 1e-20)."""
     if score == "MC":
         return np.asarray(P).max(axis=1).astype(np.float64)
     if score == "NE":
@@ -359,7 +327,7 @@ def atc_scores(P: np.ndarray, score: str = "MC") -> np.ndarray:
 
 
 def atc_threshold(src_scores: np.ndarray, correct: np.ndarray, rule: str = "code") -> float:
-    """ATC threshold (spec 4, ``ATC_helper.py::find_ATC_threshold``).
+    """ATC threshold (reading R6, ``ATC_helper.py::find_ATC_threshold``).
 
     ``rule='code'``: ``sort(s)[n_inc - 1]`` (0.0 with a warning when no source error);
     ``'exact'``: ``sort(s)[n_inc]`` (+inf when every source sample is wrong).
@@ -368,7 +336,7 @@ def atc_threshold(src_scores: np.ndarray, correct: np.ndarray, rule: str = "code
     n_inc = int(np.size(correct) - np.count_nonzero(correct))
     if rule == "code":
         if n_inc == 0:
-            warnings.warn("ATC: source accuracy is 1, threshold stays 0.0 (spec 4)", stacklevel=2)
+            warnings.warn("ATC: source accuracy is 1, threshold stays 0.0 (docs/methods.md, reading R6)", stacklevel=2)
             return 0.0
         return float(s[n_inc - 1])
     if rule == "exact":
@@ -380,7 +348,7 @@ def atc(
     P: np.ndarray, P_src: np.ndarray, y_src: np.ndarray, *, score: str = "MC",
     threshold_rule: str = "code",
 ) -> float:
-    """ATC (Garg et al., ICLR 2022) accuracy estimate, spec 4: ``mean(s_target >= t)``.
+    """ATC (Garg et al., ICLR 2022) accuracy estimate, reading R6: ``mean(s_target >= t)``.
 
     NE on float32 probabilities: threshold and count by :func:`kth_and_count` (same values)."""
     if score == "NE" and threshold_rule in ("code", "exact"):
@@ -395,7 +363,7 @@ def atc(
 
 
 def doc(P: np.ndarray, P_src: np.ndarray, y_src: np.ndarray) -> float:
-    """DoC (Guillory et al., ICCV 2021), spec 5: ``acc_src + mean max P - mean max P_src``."""
+    """DoC (Guillory et al., ICCV 2021), reading R7: ``acc_src + mean max P - mean max P_src``."""
     acc_src = float(np.mean(np.asarray(P_src).argmax(axis=1) == y_src))
     return acc_src + float(average_confidence(P)) - float(average_confidence(P_src))
 
@@ -415,7 +383,7 @@ def agreement_matrix(preds: np.ndarray) -> np.ndarray:
 
 
 def gde(preds: np.ndarray, partner: str | dict[int, int] = "mean_others") -> np.ndarray:
-    """GDE (Jiang et al., ICLR 2022), spec 6: accuracy = 1 - disagreement with a partner.
+    """GDE (Jiang et al., ICLR 2022), reading R8: accuracy = 1 - disagreement with a partner.
 
     ``preds`` (M, N). ``partner``: 'mean_others' (mean over every other model), 'next'
     ((m + 1) mod M) or a map {m: partner}.
@@ -441,7 +409,7 @@ def gde(preds: np.ndarray, partner: str | dict[int, int] = "mean_others") -> np.
 
 @dataclass(frozen=True)
 class AlineResult:
-    """ALine outputs for one target set (spec 7)."""
+    """ALine outputs for one target set (reading R9)."""
 
     aline_s: np.ndarray  # (M,) accuracy
     aline_s_probit: np.ndarray  # (M,) raw code output (probit scale)
@@ -457,7 +425,7 @@ def aline(
     preds_src: np.ndarray, acc_src: np.ndarray, preds_tgt: np.ndarray,
     lo: float = 0.05, hi: float = 0.98,
 ) -> AlineResult:
-    """ALine-S and ALine-D (Baek et al., NeurIPS 2022), spec 7;
+    """ALine-S and ALine-D (Baek et al., NeurIPS 2022), reading R9;
     kebaek/Agreement-on-the-line@99cb46e ``agreement_trajectory.ipynb::aline``.
 
     Pairs i < j with ID and OOD agreement in [lo, hi]; OLS of probit(OOD agr.) on probit(ID agr.);
@@ -498,11 +466,11 @@ def aline(
 
 
 def dispersion(feats: np.ndarray, preds: np.ndarray, num_classes: int | None = None) -> float:
-    """Dispersion score (Xie et al., 2023), spec 8; Renchunzi-Xie/Dispersion@ef5e00f
+    """Dispersion score (Xie et al., 2023), reading R10; Renchunzi-Xie/Dispersion@ef5e00f
     ``common/distance.py::dispersion``: ``ln(sum_k n_k ||mu_k - mu||^2 / (C - 1))``.
 
     C = number of distinct predicted classes [code]; ``num_classes=K`` divides by K - 1 instead
-    (the spec's ``divisor='num_classes'`` option).
+    (the paper's reading, if its k is K; docs/methods.md, reading R10).
     """
     X = np.asarray(feats, dtype=np.float64)
     y = np.asarray(preds)
@@ -535,7 +503,7 @@ def _segment_sum(X: np.ndarray, inv: np.ndarray, C: int, out: np.ndarray) -> Non
 def ensemble_agreement(P: np.ndarray) -> np.ndarray:
     """Agreement of each model's argmax with the argmax of the zoo's mean probabilities: (M,).
 
-    A label-free ranking score used as a baseline (issue 18 item 2).
+    A label-free ranking score used as a baseline.
     """
     P = np.asarray(P)
     mean = P.mean(axis=0, dtype=np.float64)

@@ -1,5 +1,5 @@
 """Few-label methods: Active Testing, ModelPicker, CODA, and the random baseline
-(scorecard spec sections 9-11 and 12.3).
+(docs/methods.md, readings R11-R13, and R2 for their scores).
 
 Labels are read only through the indices a method queries (``labels[idx]``). Every method takes an
 explicit ``seed``; repeated runs are vectorised over seeds where the algorithm allows it, with one
@@ -14,9 +14,11 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import csr_array
 from scipy.special import betaln
+from threadpoolctl import threadpool_limits
 
-from ._common import MethodInputError
+from labelfree.methods.arrays import MethodInputError
 
 # ------------------------------------------------------------------------------ Active Testing
 
@@ -24,7 +26,7 @@ from ._common import MethodInputError
 @dataclass(frozen=True)
 class ActiveTestingResult:
     """Per seed s and step j (1-based budget j + 1): acquired index, its pmf value q, and the
-    LURE accuracy estimate after that many labels (spec 11)."""
+    LURE accuracy estimate after that many labels (reading R13)."""
 
     indices: np.ndarray  # (S, b) pool indices in acquisition order
     q: np.ndarray  # (S, b)
@@ -33,7 +35,7 @@ class ActiveTestingResult:
 
 
 def lure_risk(losses: np.ndarray, q: np.ndarray, N: int) -> np.ndarray:
-    """R_LURE after every prefix M = 1..b (spec 11): (..., b) losses and pmf values -> (..., b).
+    """R_LURE after every prefix M = 1..b (reading R13): (..., b) losses and pmf values -> (..., b).
 
     ``v_j = 1 + (N - M)/(N - j) * (1/((N - j + 1) q_j) - 1)`` (v = 1 when M = N),
     ``R = (1/M) sum_j v_j L_j``; computed for all M at once with cumulative sums.
@@ -53,7 +55,7 @@ def active_testing(
     P: np.ndarray, labels: np.ndarray, budget: int, seed: int, n_seeds: int = 1,
     surrogate: np.ndarray | None = None,
 ) -> ActiveTestingResult:
-    """Active Testing (Kossen et al., ICML 2021), accuracy loss, spec 11;
+    """Active Testing (Kossen et al., ICML 2021), accuracy loss, reading R13;
     jlko/active-testing@82512ac ``acquisition.py::ClassifierAcquisitionAccuracy``,
     ``risk_estimators.py::FancyUnbiasedRiskEstimator``.
 
@@ -85,7 +87,7 @@ def active_testing(
         if zero.any():
             if not warned:
                 warnings.warn("Active Testing: all acquisition scores are 0; uniform fallback "
-                              "(spec 11 quirk)", stacklevel=2)
+                              "(docs/methods.md, reading R13)", stacklevel=2)
                 warned = True
             s[zero] = remaining[zero]
             tot = s.sum(axis=1, keepdims=True)
@@ -110,7 +112,7 @@ def active_testing(
 
 @dataclass(frozen=True)
 class ModelPickerResult:
-    """Per run: the model returned at each budget, its -L ranking scores, labels used (spec 9)."""
+    """Per run: the model returned at each budget, its -L ranking scores, labels used (reading R11)."""
 
     best: np.ndarray  # (R, n_budgets) model index at each budget ('at_budget')
     scores: np.ndarray  # (R, n_budgets, M) -L at the moment the budget was reached
@@ -139,16 +141,20 @@ def model_picker(
     preds: np.ndarray, labels: np.ndarray, budgets: list[int], tuning_par: np.ndarray | float,
     seed: int, n_runs: int = 1, stop_at_budget: bool = True,
 ) -> ModelPickerResult:
-    """ModelPicker (Karimi et al., AISTATS 2021), spec 9; DS3Lab/online-active-model-selection
+    """ModelPicker (Karimi et al., AISTATS 2021), reading R11; DS3Lab/online-active-model-selection
     @b56c738 ``src/methods/model_picker.py::model_picker``, ``_compute_u_t``.
 
     ``preds`` (M, N) argmax predictions; the stream is a random permutation of the pool per run.
     Posterior ``w = exp(-eta_t (L - min L))``, eta_t = sqrt(ln M / 2)/sqrt(t);
     ``u = tuning_par * max_c s_c (1 - s_c)``, floored at eta_t on disagreement instances, capped at
-    1; a query adds ``1[yhat != y] / u`` to L. ``returned='at_budget'`` (spec 9): argmin L right after
-    the b-th query (ties at random). ``tuning_par`` may be one value per run.
+    1; a query adds ``1[yhat != y] / u`` to L. ``returned='at_budget'`` (reading R11): argmin L
+    right after the b-th query (ties at random). ``tuning_par`` may be one value per run.
     ``stop_at_budget`` ends the stream once every run has reached max(budgets) (then final_best and
     queries describe the truncated stream).
+
+    Longer than 80 lines on purpose: the stream loop is one sequential step per instance over a
+    dozen (models x runs) and (instances x runs) arrays prepared above it, so that each step is a
+    few in-place numpy calls; cut into functions, each step would pass them all.
     """
     Y = np.asarray(preds)
     M, N = Y.shape
@@ -201,7 +207,7 @@ def model_picker(
         u = G.max(axis=0)
         u *= tp
         # u > 1 -> 1 and non-finite -> 0; on disagreement instances u > 0 is floored at eta_t
-        # and capped at 1 (spec 9 steps 3-4), i.e. min(max(u, eta_t), 1); else 0
+        # and capped at 1 (reading R11 steps 3-4), i.e. min(max(u, eta_t), 1); else 0
         ok = dis_run[t - 1] & np.isfinite(u) & (u > 0)
         u = np.where(ok, np.minimum(np.maximum(u, eta), 1.0), 0.0)
         z = rng.random(R) < u  # u = 0 off disagreement: never queried
@@ -237,7 +243,7 @@ def tune_model_picker(
     preds: np.ndarray, labels: np.ndarray, budgets: list[int], seed: int, grid_size: int = 40,
     reals: int = 8, bound: float = 1e4, lower_log2: float = -12.0,
 ) -> dict[int, float]:
-    """tuning_par per budget (spec 9, ``tune_hyperpar_base``): the grid value
+    """tuning_par per budget (reading R11, ``tune_hyperpar_base``): the grid value
     ``logspace(lower, log2(bound), grid_size, base=2)`` whose mean query count over ``reals``
     full-stream runs is closest to b (first on ties). Authors' defaults are grid 250 x 100 runs;
     the smaller default here is a speed departure."""
@@ -255,7 +261,7 @@ _GRID = np.linspace(1e-6, 1.0 - 1e-6, 256)
 
 def _beta_pdf_logcdf(alpha: np.ndarray, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Beta pdf on the quadrature grid and ln max(cdf, 1e-30), cdf by the cumulative trapezoid
-    from 0 at the first grid point (spec 10, ``compute_pbest_beta_batched``). Shapes (..., 256)."""
+    from 0 at the first grid point (reading R12, ``compute_pbest_beta_batched``). Shapes (..., 256)."""
     x = _GRID
     a, b = alpha[..., None], beta[..., None]
     pdf = np.exp((a - 1.0) * np.log(x) + (b - 1.0) * np.log1p(-x) - betaln(a, b))
@@ -278,7 +284,7 @@ def _pbest_rows(pdf: np.ndarray, lcdf: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class CodaResult:
-    """CODA run (spec 10): queried indices, P_best after each label, returned model per step."""
+    """CODA run (reading R12): queried indices, P_best after each label, returned model per step."""
 
     indices: np.ndarray  # (b,)
     pbest: np.ndarray  # (b + 1, H): before any label, then after each
@@ -287,14 +293,14 @@ class CodaResult:
 
 
 class Coda:
-    """CODA (Kay et al., ICCV 2025), spec 10; justinkay/coda@f240a4c ``coda/coda.py::CODA``.
+    """CODA (Kay et al., ICCV 2025), reading R12; justinkay/coda@f240a4c ``coda/coda.py::CODA``.
 
     ``P`` (H, N, C) pool probabilities (kept in its dtype; arithmetic in float64; the authors use
     float32 torch). A label changes row y of every D[h] only, so everything that depends on
     class c alone is cached and recomputed for class y after ``add_label``: the likelihood weights
-    A (column y, spec 10 "class marginals"), the Beta pdf / log-cdf grids and P(h best | c) rows,
+    A (column y, reading R12 "class marginals"), the Beta pdf / log-cdf grids and P(h best | c) rows,
     and the hypothetical rows of the EIG (keyed by class and the set of models predicting it on
-    an item). ``eig_dense`` recomputes the literal spec 10 form from D (tests compare them).
+    an item). ``eig_dense`` recomputes the literal form of reading R12 from D (tests compare them).
     """
 
     def __init__(self, P: np.ndarray, alpha: float = 0.9, learning_rate: float = 0.01,
@@ -309,8 +315,6 @@ class Coda:
         self.pred = self.P.argmax(axis=2)  # (H, N)
         ens = self.P.mean(axis=0, dtype=np.float64).argmax(axis=1)
         # soft confusion S[h, c, j] = sum_{n: ens_n = c} P[h, n, j]: one-hot (C, N) sparse product
-        from scipy.sparse import csr_array
-
         E = csr_array((np.ones(N), (ens, np.arange(N))), shape=(C, N))
         S = np.stack([E @ self.P[h].astype(np.float64) for h in range(H)])
         S /= np.maximum(S.sum(axis=2, keepdims=True), 1e-6)
@@ -360,7 +364,7 @@ class Coda:
 
     @property
     def pi_n(self) -> np.ndarray:
-        """pi_n(c) = A[n, c] / max(sum_c A[n, c], 1e-12) (spec 10), (N, C)."""
+        """pi_n(c) = A[n, c] / max(sum_c A[n, c], 1e-12) (reading R12), (N, C)."""
         return self._A / self._rs[:, None]
 
     def _ab(self) -> tuple[np.ndarray, np.ndarray]:
@@ -368,7 +372,7 @@ class Coda:
         return al, self.D.sum(axis=2) - al  # (H, C)
 
     def pbest(self) -> np.ndarray:
-        """P_best(h) = sum_c pi(c) P(h best | c) (spec 10)."""
+        """P_best(h) = sum_c pi(c) P(h best | c) (reading R12)."""
         return self.pi @ self._r0
 
     def _eig_parts(self):
@@ -400,7 +404,7 @@ class Coda:
         of log-cdfs, each cdf a trapezoid integral of a density, about 1 at most), and where the
         lower one acts the clipped integrand exceeds this one by at most ``pdf_h e^-80``, so r
         differs by under ``e^-80`` (absolute, before normalising a sum near 1) plus rounding
-        (tests/methods/test_fewlabel.py compares with ``_pbest_rows``, clipping included).
+        (the tests compare it with ``_pbest_rows``, clipping included).
         """
         g = _GRID
         w = np.r_[g[1] - g[0], g[2:] - g[:-2], g[-1] - g[-2]] * 0.5  # trapezoid weights
@@ -418,7 +422,7 @@ class Coda:
             self._key_ok[k] = True
 
     def eig(self, cand: np.ndarray) -> np.ndarray:
-        """Expected information gain (bits) of labelling each candidate (spec 10, ``eig_batched``).
+        """Expected information gain (bits) of labelling each candidate (reading R12, ``eig_batched``).
 
         Exact rewrite: the hypothetical update of class c on item n depends only on c and the set
         of models predicting c on n, so every class no model predicts on n shares one value per
@@ -448,7 +452,7 @@ class Coda:
         return h0 - (base + corr)
 
     def eig_dense(self, cand: np.ndarray) -> np.ndarray:
-        """EIG with the quadrature for every (candidate, class): the literal spec 10 form."""
+        """EIG with the quadrature for every (candidate, class): the literal form of reading R12."""
         pdfA, lcA, pdfB, lcB, r0, mix0, h0 = self._eig_parts()
         C = r0.shape[0]
         pi_n = self.pi_n
@@ -464,12 +468,12 @@ class Coda:
         return out
 
     def candidates(self) -> np.ndarray:
-        """Unlabelled items on which not all models agree; all unlabelled if none (spec 10)."""
+        """Unlabelled items on which not all models agree; all unlabelled if none (reading R12)."""
         dis = (self.pred != self.pred[:1]).any(axis=0) & self.unlabelled
         return np.flatnonzero(dis if dis.any() else self.unlabelled)
 
     def add_label(self, n: int, y: int) -> None:
-        """``D[h, y, yhat_h(n)] += learning_rate`` for every h, then recompute pi (spec 10): only
+        """``D[h, y, yhat_h(n)] += learning_rate`` for every h, then recompute pi (reading R12): only
         column y of A and the class-y rows of the caches change."""
         H = self.D.shape[0]
         hs = np.arange(H)
@@ -491,12 +495,10 @@ class Coda:
 
 def coda(P: np.ndarray, labels: np.ndarray, budget: int, seed: int, prefilter_n: int = 0,
          **kw) -> CodaResult:
-    """Run CODA for ``budget`` labels (spec 10): EIG acquisition, ties (``isclose`` rtol=atol=1e-8)
+    """Run CODA for ``budget`` labels (reading R12): EIG acquisition, ties (``isclose`` rtol=atol=1e-8)
     broken by ``random.Random(seed).choice``; ``prefilter_n`` random candidates per step.
     The label loop runs with single-threaded BLAS: its products are small (keys x models x 256)
-    and BLAS threads cost more CPU than they save there (bench/methods_scorecard.py)."""
-    from threadpoolctl import threadpool_limits
-
+    and BLAS threads cost more CPU than they save there (docs/methods.md, "Speed")."""
     c = Coda(P, **kw)
     with threadpool_limits(1, user_api="blas"):
         return _coda_loop(c, labels, budget, seed, prefilter_n)

@@ -24,11 +24,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
-from . import cot as _cot
-from . import estimators as E
-from . import fewlabel as F
-from ._common import MethodInputError, n_workers, predictions, stack
+from labelfree.laf.baselines import ces_select, crc_scores, sds_pool, sds_sample
+from labelfree.laf.core import rank as laf_rank
+from labelfree.methods import cot as _cot
+from labelfree.methods import estimators as E
+from labelfree.methods import fewlabel as F
+from labelfree.methods.arrays import MethodInputError, n_workers, predictions, stack
+from labelfree.numerics import plogp_rows
+from labelfree.pace.core import PaceConfig
+from labelfree.pace.core import fit as pace_fit
+from labelfree.syp.baselines import doc_estimate
 
 KINDS = ("rank", "estimate", "select", "fewlabel")
 CTX_KEYS = ("logits", "features", "source_probs", "source_labels", "source_features")
@@ -127,8 +134,6 @@ def _each_threaded(P: np.ndarray, f: Callable[[int], float]) -> np.ndarray:
     w = min(M, n_workers())
     if w <= 1:
         return np.array([f(m) for m in range(M)], dtype=np.float64)
-    from threadpoolctl import threadpool_limits
-
     with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(max_workers=w) as pool:
         return np.array(list(pool.map(f, range(M))), dtype=np.float64)
 
@@ -144,7 +149,7 @@ def _src(ctx: dict[str, Any], P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _logits_of(P: np.ndarray, m: int, ctx: dict[str, Any]) -> np.ndarray:
-    """Model m's logits; fallback (flagged, spec 1): row-centred log-probabilities, the shift-free
+    """Model m's logits; fallback (flagged, docs/methods.md, reading R3): row-centred log-probabilities, the shift-free
     representative of the logits (MaNo's Taylor branch is not shift invariant, so this is not
     the model's own logits)."""
     if ctx.get("logits") is not None:
@@ -161,10 +166,8 @@ def _ac(P: np.ndarray, **ctx: Any) -> np.ndarray:
 
 
 @register("DoC", "estimate", ["source_probs", "source_labels"], study="syp",
-          cite="Guillory et al., ICCV 2021; syp.baselines.doc_estimate (scorecard spec 5)")
+          cite="Guillory et al., ICCV 2021; syp.baselines.doc_estimate")
 def _doc(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    from labelfree.syp.baselines import doc_estimate
-
     Ps, ys = _src(ctx, P)
     return np.array([doc_estimate(P[m], Ps[m], float(np.mean(Ps[m].argmax(1) == ys))) / 100.0
                      for m in range(P.shape[0])])
@@ -173,8 +176,8 @@ def _doc(P: np.ndarray, **ctx: Any) -> np.ndarray:
 @register("ATC-SYP", "estimate", ["source_probs", "source_labels"], study="syp",
           cite="Garg et al., ICLR 2022 as in syp.baselines.atc_garg_* (negative entropy)")
 def _atc_syp(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    # syp.baselines.atc_garg_threshold/estimate with syp's entropy computed by the one-pass
-    # E.plogp_rows(normalise=True), equal to syp.indicators.entropy, tests/methods/test_registry
+    # syp.baselines.atc_garg_threshold/estimate with syp's entropy: numerics.plogp_rows
+    # (normalise=True), whose negation is numerics.entropy bit for bit
     Ps, ys = _src(ctx, P)
 
     # (sorted source scores indexed at round(err n), target rows >= it: E.kth_and_count, which
@@ -198,15 +201,15 @@ def _atc(score: str) -> Callable[..., np.ndarray]:
 
 
 register("ATC-MC", "estimate", ["source_probs", "source_labels"],
-         cite="Garg et al., ICLR 2022; ATC_code@6f1e336 find_ATC_threshold (scorecard spec 4)")(
+         cite="Garg et al., ICLR 2022; ATC_code@6f1e336 find_ATC_threshold")(
     _atc("MC"))
 register("ATC-NE", "estimate", ["source_probs", "source_labels"],
-         cite="Garg et al., ICLR 2022; ATC_code@6f1e336 find_ATC_threshold (scorecard spec 4)")(
+         cite="Garg et al., ICLR 2022; ATC_code@6f1e336 find_ATC_threshold")(
     _atc("NE"))
 
 
 @register("COT", "estimate", ["source_labels"],
-          cite="Lu et al., NeurIPS 2023; luyuzhe111/COT@392c0ff run_estimation.py (spec 3)",
+          cite="Lu et al., NeurIPS 2023; luyuzhe111/COT@392c0ff run_estimation.py",
           note="exact n x K transport (certified cycle cancelling, equal to POT ot.emd); "
           "models on n_workers() threads")
 def _cot_est(P: np.ndarray, **ctx: Any) -> np.ndarray:
@@ -215,7 +218,7 @@ def _cot_est(P: np.ndarray, **ctx: Any) -> np.ndarray:
 
 
 @register("COTT", "estimate", ["source_probs", "source_labels"],
-          cite="Lu et al., NeurIPS 2023; luyuzhe111/COT@392c0ff utils.py::compute_cott (spec 3)",
+          cite="Lu et al., NeurIPS 2023; luyuzhe111/COT@392c0ff utils.py::compute_cott",
           note="exact n x K transport (certified cycle cancelling, equal to POT ot.emd); "
           "models on n_workers() threads")
 def _cott_est(P: np.ndarray, **ctx: Any) -> np.ndarray:
@@ -225,7 +228,7 @@ def _cott_est(P: np.ndarray, **ctx: Any) -> np.ndarray:
         return _each_threaded(P, lambda m: _cot.cott(P[m], Ps[m], ys).accuracy)
 
 
-@register("GDE", "estimate", cite="Jiang et al., ICLR 2022 (spec 6; partner = mean over others)")
+@register("GDE", "estimate", cite="Jiang et al., ICLR 2022 (partner = mean over others; docs/methods.md, R8)")
 def _gde(P: np.ndarray, **ctx: Any) -> np.ndarray:
     return E.gde(predictions(P))
 
@@ -243,25 +246,21 @@ def _aline(which: str) -> Callable[..., np.ndarray]:
 
 
 register("ALine-S", "estimate", ["source_probs", "source_labels"],
-         cite="Baek et al., NeurIPS 2022; kebaek/Agreement-on-the-line@99cb46e aline (spec 7)")(
+         cite="Baek et al., NeurIPS 2022; kebaek/Agreement-on-the-line@99cb46e aline")(
     _aline("S"))
 register("ALine-D", "estimate", ["source_probs", "source_labels"],
-         cite="Baek et al., NeurIPS 2022; kebaek/Agreement-on-the-line@99cb46e aline (spec 7)")(
+         cite="Baek et al., NeurIPS 2022; kebaek/Agreement-on-the-line@99cb46e aline")(
     _aline("D"))
 
 
 # ------------------------------------------------------------------------------------ rankers
 
 
-@register("LaF", "rank", study="laf", cite="Guo et al., LaF (labelfree.laf.core.rank)")
+@register("LaF", "rank", study="laf", cite="Hu et al., TOSEM 2023, LaF (labelfree.laf.core.rank)")
 def _laf(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    from threadpoolctl import threadpool_limits
-
-    from labelfree.laf.core import rank as laf_rank
-
     # BLAS on one thread: the M-step's CG takes dot products of the (inputs + models) parameter
     # vector, which OpenBLAS splits over threads above 10,000 entries; the hand-off cost ~10x the
-    # work (bench/results/methods_scorecard.md, LaF). Scores move by rounding only (summation order).
+    # work (docs/methods.md, "Speed"). Scores move by rounding only (summation order).
     with warnings.catch_warnings(), threadpool_limits(1, user_api="blas"):
         warnings.simplefilter("ignore")
         return laf_rank(predictions(P).T, P.shape[2]).score
@@ -269,22 +268,18 @@ def _laf(P: np.ndarray, **ctx: Any) -> np.ndarray:
 
 @register("CRC-mean", "rank", study="laf", cite="LaF baseline CRC (labelfree.laf.baselines)")
 def _crc_mean(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    from labelfree.laf.baselines import crc_scores
-
     return crc_scores(P.max(axis=2).T, "mean")
 
 
 @register("CRC-pairwise", "rank", study="laf", cite="LaF baseline CRC (labelfree.laf.baselines)")
 def _crc_pair(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    from labelfree.laf.baselines import crc_scores
-
     return crc_scores(P.max(axis=2).T, "pairwise")
 
 
-@register("Entropy", "rank", study="syp", cite="syp.baselines.entropy_score (negated; computed "
-          "by the one-pass E.plogp_rows, equal to it in tests)")
+@register("Entropy", "rank", study="syp", cite="syp.baselines.entropy_score, negated "
+          "(labelfree.numerics.plogp_rows, the negated numerics.entropy)")
 def _entropy(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    return _each_threaded(P, lambda m: float(E.plogp_rows(P[m], normalise=True).mean()))
+    return _each_threaded(P, lambda m: float(plogp_rows(P[m], normalise=True).mean()))
 
 
 @register("FD", "rank", ["features", "source_features"], study="syp",
@@ -296,7 +291,7 @@ def _fd(P: np.ndarray, **ctx: Any) -> np.ndarray:
     return -_each_threaded(P, lambda m: E.frechet_distance(fs[m], f[m]))
 
 
-@register("MaNo", "rank", cite="Xie et al., NeurIPS 2024; Renchunzi-Xie/MaNo@b9c0262 (spec 1)",
+@register("MaNo", "rank", cite="Xie et al., NeurIPS 2024; Renchunzi-Xie/MaNo@b9c0262",
           note="uses logits; with probabilities only, row-centred log-probabilities (flagged fallback)")
 def _mano(P: np.ndarray, **ctx: Any) -> np.ndarray:
     if ctx.get("logits") is None:
@@ -304,14 +299,14 @@ def _mano(P: np.ndarray, **ctx: Any) -> np.ndarray:
     return np.array([E.mano(_logits_of(P, m, ctx)).score for m in range(P.shape[0])])
 
 
-@register("NuclearNorm", "rank", cite="Deng et al., ICML 2023 (spec 2; UNVERIFIED definition, "
+@register("NuclearNorm", "rank", cite="Deng et al., ICML 2023 (docs/methods.md, R4: UNVERIFIED definition, "
           "third-party normalisation)")
 def _nuc(P: np.ndarray, **ctx: Any) -> np.ndarray:
     return _each_threaded(P, lambda m: E.nuclear_norm(P[m]))
 
 
 @register("Dispersion", "rank", ["features"],
-          cite="Xie et al., 2023; Renchunzi-Xie/Dispersion@ef5e00f (spec 8)")
+          cite="Xie et al., 2023; Renchunzi-Xie/Dispersion@ef5e00f")
 def _disp(P: np.ndarray, **ctx: Any) -> np.ndarray:
     f = ctx["features"]
     Y = predictions(P)
@@ -354,9 +349,6 @@ def _pace(P: np.ndarray, budget: int, seed: int, **ctx: Any) -> np.ndarray:
 def _pace_fit(X: np.ndarray, seed: int, n_max: int) -> Any:
     """PACE's clustering and cached orders (``labelfree.pace.core.fit``) on the guide ``X``, as
     ``pace.core.select`` fits them for a budget up to ``n_max``."""
-    from labelfree.pace.core import PaceConfig
-    from labelfree.pace.core import fit as pace_fit
-
     mcs = max(2, min(80, X.shape[0] // 10))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -368,7 +360,7 @@ def _pace_picker(P: np.ndarray, ctx: dict[str, Any], n_max: int) -> Callable[[in
     """PACE picks for (budget, seed) pairs of one zoo: one fit serves every pair when it did not
     reduce the features (the seed reaches PACE only through the reducer; selections of smaller
     budgets are prefixes of the cached orders), else one fit per seed. Same picks as
-    ``call("select", "PACE", ...)`` per pair (tests/methods/test_registry.py)."""
+    ``call("select", "PACE", ...)`` per pair (tested)."""
     X = _guide(P, ctx)
     fits: dict[int | None, Any] = {}
 
@@ -385,15 +377,11 @@ def _pace_picker(P: np.ndarray, ctx: dict[str, Any], n_max: int) -> Callable[[in
 @register("CES", "select", study="laf", cite="Li et al., CES as adapted by LaF "
           "(labelfree.laf.baselines.ces_select) on the zoo's mean probabilities")
 def _ces(P: np.ndarray, budget: int, seed: int, **ctx: Any) -> np.ndarray:
-    from labelfree.laf.baselines import ces_select
-
     return ces_select(_guide(P, ctx), budget, np.random.default_rng(seed))
 
 
 @register("SDS", "select", study="laf", cite="LaF baseline SDS (labelfree.laf.baselines)")
 def _sds(P: np.ndarray, budget: int, seed: int, **ctx: Any) -> np.ndarray:
-    from labelfree.laf.baselines import sds_pool, sds_sample
-
     return sds_sample(sds_pool(predictions(P).T), budget, np.random.default_rng(seed))
 
 
@@ -408,7 +396,7 @@ def _budgets(budgets: Sequence[int], N: int) -> tuple[int, ...]:
 
 
 @register("ActiveTesting", "fewlabel",
-          cite="Kossen et al., ICML 2021; jlko/active-testing@82512ac (spec 11), b labels per model")
+          cite="Kossen et al., ICML 2021; jlko/active-testing@82512ac, b labels per model")
 def _at(P: np.ndarray, labels: np.ndarray, budgets: Sequence[int], seed: int, n_runs: int = 1,
         **ctx: Any) -> FewLabelRuns:
     M, N, _ = P.shape
@@ -423,7 +411,7 @@ def _at(P: np.ndarray, labels: np.ndarray, budgets: Sequence[int], seed: int, n_
 
 
 @register("ModelPicker", "fewlabel",
-          cite="Karimi et al., AISTATS 2021; DS3Lab/online-active-model-selection@b56c738 (spec 9)",
+          cite="Karimi et al., AISTATS 2021; DS3Lab/online-active-model-selection@b56c738",
           note="tuning_par tuned per budget on a 40 x 8 grid (authors: 250 x 100)")
 def _mp(P: np.ndarray, labels: np.ndarray, budgets: Sequence[int], seed: int, n_runs: int = 1,
         **ctx: Any) -> FewLabelRuns:
@@ -441,7 +429,7 @@ def _mp(P: np.ndarray, labels: np.ndarray, budgets: Sequence[int], seed: int, n_
                         {"tuning_par": tune})
 
 
-@register("CODA", "fewlabel", cite="Kay et al., ICCV 2025; justinkay/coda@f240a4c (spec 10)",
+@register("CODA", "fewlabel", cite="Kay et al., ICCV 2025; justinkay/coda@f240a4c",
           note="set-up: M dense (N x K) @ (K x K) products; per label O(N M^2) with cached "
           "quadratures")
 def _coda(P: np.ndarray, labels: np.ndarray, budgets: Sequence[int], seed: int, n_runs: int = 1,
@@ -454,7 +442,7 @@ def _coda(P: np.ndarray, labels: np.ndarray, budgets: Sequence[int], seed: int, 
     first = None
     for r in range(n_runs):
         res = first if first is not None else F.coda(P, labels, b[-1], seed + r)
-        if not res.stochastic:  # spec 10: a run without random tie-breaks is the same for all seeds
+        if not res.stochastic:  # a run without random tie-breaks is the same for all seeds (R12)
             first = res
         k = np.minimum(bi, len(res.indices))
         best[r], scores[r] = res.best[k], res.pbest[k]

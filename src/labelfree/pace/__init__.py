@@ -1,17 +1,11 @@
-"""PACE: practical accuracy estimation from a few labelled inputs (spec ../shared/specs/pace.md).
+"""PACE: practical accuracy estimation from a few labelled inputs (Chen et al., TOSEM 2020;
+docs/pace.md).
 
-``select(features, n)`` picks the inputs to label; ``fit`` caches clustering and orders so every
-budget is served by prefixes; ``baselines`` holds SRS / CES / CSS and the RQ5 variants;
-``metrics`` the estimator, error, improvement and statistics; ``experiment`` runs subjects and
-writes the paper's tables and figures; ``subjects`` builds the small-scale digits subjects.
+``core.select(features, n)`` picks the inputs to label and ``core.fit`` caches the clustering and
+orders so that every budget is served by prefixes; ``process``, ``fast_hdbscan``, ``allocate``,
+``mmd`` and ``art`` are its stages; ``baselines`` holds SRS, CES, CSS and the RQ5 variants,
+``surprise`` LSA and CSS-COV, ``metrics`` the estimator, error, improvement and statistics,
+``inputs`` the mutated, generated and rotated input pools. The study: ``plan`` (what the
+workflow runs for a config), ``run`` (subjects and experiments over artefacts), ``report``
+(tables, figures, checks).
 """
-
-from .allocate import Allocation, allocate, hamilton
-from .art import art_order
-from .core import PaceConfig, PaceFit, PaceResult, fit, select
-from .mmd import mmd_criticisms, mmd_greedy, mmd_objective
-
-__all__ = [
-    "Allocation", "PaceConfig", "PaceFit", "PaceResult", "allocate", "art_order", "fit",
-    "hamilton", "mmd_criticisms", "mmd_greedy", "mmd_objective", "select",
-]

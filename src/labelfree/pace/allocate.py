@@ -1,4 +1,5 @@
-"""Budget split between groups and the minority space, and per-group quotas (PACE spec 2.6).
+"""Budget split between groups and the minority space, and per-group quotas (Algorithm 1,
+lines 8 and 12; docs/pace.md, reading R5).
 
 Two modes: ``reference`` reproduces the authors' scripts (pace2019/pace,
 ``mnist_cifar_imagenet_svhn/selection.py``: ART picks grown in a while-loop, banker's rounding
@@ -30,7 +31,8 @@ class Allocation:
 
 
 def hamilton(total: int, weights: np.ndarray) -> np.ndarray:
-    """Largest-remainder apportionment of ``total`` units over ``weights`` (spec 2.6, exact mode).
+    """Largest-remainder apportionment of ``total`` units over ``weights`` (reading R5, exact
+    mode).
 
     ``q_k = floor(total * w_k / sum w)``; the remaining units go to the largest fractional parts,
     ties broken by the larger weight, then the smaller index.
@@ -77,10 +79,10 @@ def allocate(
     mode: str = "reference",
     min_one_per_group: bool = False,
 ) -> Allocation:
-    """Split budget ``n`` over the minority space (``n_noise`` items) and groups (spec 2.6).
+    """Split budget ``n`` over the minority space (``n_noise`` items) and groups (reading R5).
 
     Returns the number of ART picks and the per-group quotas. Quotas never exceed group sizes
-    and ``n_minority`` never exceeds ``n_noise`` (check C13).
+    and ``n_minority`` never exceeds ``n_noise`` (reading R4).
     """
     sizes = np.asarray(group_sizes, dtype=np.int64)
     if n < 1:
@@ -127,11 +129,11 @@ def reference_quotas(n: int, sizes: np.ndarray, alpha: float) -> np.ndarray:
 
 
 def _reference(n: int, sizes: np.ndarray, n_noise: int, alpha: float) -> Allocation:
-    """Reference rounding (spec 2.6). Where the authors' code realises a selection (enough
+    """Reference rounding (docs/pace.md, reading R5). Where the authors' code realises a selection (enough
     minority inputs for its ART loop), this is exactly it. Where it has none (its loop indexes
     an empty candidate list once M is exhausted, and an empty M crashes its first pick), the
     deficit ``reference_minority - N_M`` moves to the groups by largest remainders over the
-    group sizes (spec 2.12, "n_M >= N_M: cap and move deficit to groups"), so the realised size
+    group sizes (reading R5), so the realised size
     is the size their code realises on a pool with enough minority inputs."""
     n_m_code = reference_minority(n, alpha)
     n_m = min(n_noise, n_m_code)

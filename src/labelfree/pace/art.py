@@ -1,4 +1,5 @@
-"""Adaptive random testing over the minority space (PACE spec 2.8).
+"""Adaptive random testing over the minority space (paper section 3.4, Equation 5; docs/pace.md,
+reading R7).
 
 Max-min Euclidean selection with a deterministic first pick (largest GLOSH outlier score);
 O(|M| d) per pick with a running nearest-pick distance vector.
@@ -52,7 +53,7 @@ def art_order(
 
 def _reference_order(x: np.ndarray, m: int, first: int, dist_first: np.ndarray) -> np.ndarray:
     """The authors' minority-space loop (``get_std1`` in pace2019/pace
-    ``mnist_cifar_imagenet_svhn/selection.py``; spec 2.8 [ref-code] discrepancy).
+    ``mnist_cifar_imagenet_svhn/selection.py`` at 09287f7; docs/pace.md, reading R7).
 
     Second pick: ``np.argmax(dis[first])`` over all of M, the first pick included (its distance
     is 0, so with every point a duplicate of the first the first is picked twice). Every later

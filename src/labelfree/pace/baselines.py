@@ -1,8 +1,9 @@
-"""Baselines SRS, CES, CSS and the PACE variants of RQ5 (PACE spec 3).
+"""Baselines SRS, CES, CSS and the PACE variants of RQ5 (paper section 4.2; docs/pace.md,
+readings R9-R11, R13).
 
 Every function returns estimates for a list of budgets: an array (reps, len(budgets)) of the
 estimate ``mean(score_i for i in sample)`` (or the stratified estimate for CSS), where
-``score_i`` is ``correct_i`` (classification) or ``1 - sq_err_i`` (regression), spec 2.10.
+``score_i`` is ``correct_i`` (classification) or ``1 - sq_err_i`` (regression), reading R8.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ def srs(
     scores: np.ndarray, budgets: list[int], reps: int, rng: np.random.Generator,
     allow_repeats: bool = False, init: int = 30, step: int = 5,
 ) -> np.ndarray:
-    """Simple random sampling (spec 3.1), vectorised over repetitions.
+    """Simple random sampling (docs/pace.md, reading R9), vectorised over repetitions.
 
     Default: without replacement (prefixes of one permutation per rep). ``allow_repeats``: the
     reference scheme (initial ``init`` draws, then rounds of ``step`` from fresh permutations).
@@ -59,7 +60,7 @@ def srs(
 
 def ces_bins(lhl: np.ndarray, n_edges: int = 20) -> np.ndarray:
     """Bin index (0..n_edges-2) of every (input, neuron): 19 equal bins between each neuron's
-    min and max over the test set, numpy ``histogram`` semantics (last bin closed), spec 3.2."""
+    min and max over the test set, numpy ``histogram`` semantics (last bin closed), reading R10."""
     x = np.asarray(lhl, dtype=np.float64)
     lo, hi = x.min(axis=0), x.max(axis=0)
     span = np.where(hi > lo, hi - lo, 1.0)
@@ -92,7 +93,7 @@ class _CesState:
 
 
 def ces_objective(bins: np.ndarray, sample: np.ndarray, n_edges: int = 20) -> float:
-    """obj(S) = -(1/L) sum_j KL(q_j || p_j) of a sample (index multiset), spec 3.2 step 2."""
+    """obj(S) = -(1/L) sum_j KL(q_j || p_j) of a sample (index multiset), reading R10."""
     st = _CesState(bins, n_edges - 1)
     sample = np.asarray(sample)
     return float(st.obj(st.counts_of(sample), len(sample)))
@@ -103,11 +104,12 @@ def ces(
     rng: np.random.Generator, init: int = 30, step: int = 5, candidates: int = 30,
     allow_repeats: bool = False, n_edges: int = 20, return_samples: bool = False,
 ):
-    """Cross-entropy-based sampling of Li et al. (spec 3.2), ``reps`` independent runs.
+    """Cross-entropy-based sampling of Li et al. (docs/pace.md, reading R10), ``reps``
+    independent runs.
 
     Candidate batches are scored by updating running bin counts (O(step * L) per candidate).
     With ``return_samples`` also returns each rep's index sequence and its trace of
-    ``(obj before, obj after, accepted)`` per round (check C9).
+    ``(obj before, obj after, accepted)`` per round.
     """
     _check_schedule(budgets, init, step, "ces")
     scores = np.asarray(scores, dtype=np.float64)
@@ -159,7 +161,7 @@ def ces(
 
 def css_strata(confidence: np.ndarray, cuts: tuple[float, ...] = (0.8, 0.9)) -> np.ndarray:
     """Stratum of every input by descending confidence rank: 0 = top 80 %, 1 = next 10 %,
-    2 = lowest 10 % (spec 3.3 step 1); ties broken by test-set index."""
+    2 = lowest 10 % (docs/pace.md, reading R11); ties broken by test-set index."""
     conf = np.asarray(confidence, dtype=np.float64)
     n = len(conf)
     order = np.lexsort((np.arange(n), -conf))
@@ -171,7 +173,7 @@ def css_strata(confidence: np.ndarray, cuts: tuple[float, ...] = (0.8, 0.9)) -> 
 
 def css_sizes(n: int, alloc: tuple[float, ...], init: int = 30, step: int = 5) -> np.ndarray:
     """Per-stratum sample sizes at budget ``n``: the initial draw and each round are split by
-    ``alloc`` (30 -> 6/12/12, 5 -> 1/2/2, spec 3.3 step 2)."""
+    ``alloc`` (30 -> 6/12/12, 5 -> 1/2/2, reading R11)."""
     rounds = (n - init) // step
     return hamilton(init, np.asarray(alloc)) + rounds * hamilton(step, np.asarray(alloc))
 
@@ -182,8 +184,8 @@ def css(
     alloc: tuple[float, ...] = (0.2, 0.4, 0.4), init: int = 30, step: int = 5,
     weights: tuple[float, ...] | None = None,
 ) -> np.ndarray:
-    """Confidence-based stratified sampling (spec 3.3): acc_hat = sum_h W_h acc_h(sample) with
-    population weights W_h = N_h / N (unbiased). ``weights`` replaces W (spec 3.3 step 4: the
+    """Confidence-based stratified sampling (docs/pace.md, reading R11): acc_hat = sum_h W_h acc_h(sample) with
+    population weights W_h = N_h / N (unbiased). ``weights`` replaces W (reading R11: the
     released surprise-coverage script's (0.1, 0.1, 0.8) with alloc (0.4, 0.4, 0.2); biased
     unless the weights equal the stratum shares)."""
     if weights is not None and len(weights) != len(cuts) + 1:
@@ -223,7 +225,7 @@ def pace_estimates(fit: PaceFit, scores: np.ndarray, budgets: list[int],
 
 def pace_group_random(fit: PaceFit, scores: np.ndarray, budgets: list[int], reps: int,
                       rng: np.random.Generator) -> np.ndarray:
-    """PACE^g_rand: uniform random ``q_k`` items per group, ART for M as in PACE (spec 3.4)."""
+    """PACE^g_rand: uniform random ``q_k`` items per group, ART for M as in PACE (reading R13)."""
     out = np.zeros((reps, len(budgets)))
     perms = [np.argsort(rng.random((reps, len(m))), axis=1) for m in fit.members]
     for j, b in enumerate(budgets):
@@ -239,7 +241,7 @@ def pace_group_random(fit: PaceFit, scores: np.ndarray, budgets: list[int], reps
 
 def pace_minority_random(fit: PaceFit, scores: np.ndarray, budgets: list[int], reps: int,
                          rng: np.random.Generator) -> np.ndarray:
-    """PACE^m_rand: MMD prototypes as in PACE, ``n_M`` uniform random items of M (spec 3.4)."""
+    """PACE^m_rand: MMD prototypes as in PACE, ``n_M`` uniform random items of M (reading R13)."""
     noise = fit.noise
     out = np.zeros((reps, len(budgets)))
     perm = np.argsort(rng.random((reps, len(noise))), axis=1) if len(noise) else None

@@ -1,8 +1,8 @@
-"""PACE selection (PACE spec 2, Algorithm 1): fit once per subject, serve every budget.
+"""PACE selection (paper section 3, Algorithm 1): fit once per subject, serve every budget.
 
 ``fit`` normalises, reduces (by the automatic quality rule or an override), clusters with
 HDBSCAN and stores one MMD-critic prototype order per group and one ART order over the minority
-space; ``PaceFit.select(n)`` takes prefixes of those orders (check C14). ``select`` does both.
+space; ``PaceFit.select(n)`` takes prefixes of those orders (docs/pace.md, reading R15). ``select`` does both.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .process import reduce as reduce_features
 
 @dataclass(frozen=True)
 class PaceConfig:
-    """PACE hyperparameters (spec 2.11). ``reduce``: 'auto' (quality rule), 'none' or 'always'
+    """PACE hyperparameters (defaults: docs/pace.md, reading R18). ``reduce``: 'auto' (quality rule), 'none' or 'always'
     (apply ``reducer`` with ``dim`` unconditionally). ``hdbscan_backend``: 'auto' (the package's
     labels from a BLAS-built spanning tree above 60 features, ``fast_hdbscan``) or 'hdbscan'."""
 
@@ -80,7 +80,7 @@ class PaceConfig:
 
 @dataclass
 class PaceResult:
-    """One selection (spec 1, outputs) plus what makes it interpretable."""
+    """One selection plus what makes it interpretable (groups, prototypes, criticisms)."""
 
     indices: np.ndarray  # selected test-set indices: group prototypes (group order), then ART
     n: int  # requested budget
@@ -101,7 +101,7 @@ class PaceResult:
 
 @dataclass
 class PaceFit:
-    """Cached clustering and orders for one (subject, feature configuration) (spec 2.1, C14)."""
+    """Cached clustering and orders for one (subject, feature configuration) (reading R15)."""
 
     config: PaceConfig
     processed: np.ndarray
@@ -120,7 +120,7 @@ class PaceFit:
     def allocation(self, n: int, alpha: float | None = None, rounding: str | None = None) -> Allocation:
         cfg = self.config
         sizes = self.clustering.group_sizes()
-        if len(sizes) == 0:  # C13: no group -> whole-set ART (PACE_art with deterministic start)
+        if len(sizes) == 0:  # reading R4: no group -> whole-set ART (PACE_art with deterministic start)
             return Allocation(min(n, len(self.art)), sizes)
         return allocate(
             n, sizes, len(self.noise), cfg.alpha if alpha is None else alpha,
@@ -149,7 +149,7 @@ class PaceFit:
 
 
 def process(features: np.ndarray, cfg: PaceConfig) -> tuple[np.ndarray, Clustering, bool, dict]:
-    """Normalise, reduce by the rule or override, cluster (spec 2.3-2.5). Returns timings too."""
+    """Normalise, reduce by the rule or override, cluster (readings R2-R4). Returns timings too."""
     tm: dict[str, float] = {}
     t = time.perf_counter()
     x = normalise(features, cfg.normalisation)
@@ -206,7 +206,7 @@ def fit(features: np.ndarray, config: PaceConfig | dict | None = None, **overrid
 def select(
     features: np.ndarray, n: int, config: PaceConfig | dict | None = None, **overrides: Any
 ) -> PaceResult:
-    """Select ``n`` inputs to label (spec 1-2): chosen indices, groups, prototypes, criticisms,
+    """Select ``n`` inputs to label (Algorithm 1): chosen indices, groups, prototypes, criticisms,
     timings. ``n_max`` is raised to ``n`` if needed."""
     cfg = config if isinstance(config, PaceConfig) else PaceConfig.from_dict(config)
     cfg = replace(cfg, **overrides) if overrides else cfg

@@ -1,4 +1,5 @@
-"""HDBSCAN with the ``hdbscan`` package's own labels, faster in high dimension (PACE spec 2.5).
+"""HDBSCAN with the ``hdbscan`` package's own labels, faster in high dimension (docs/pace.md,
+reading R4).
 
 For more than 60 features ``hdbscan.HDBSCAN(algorithm='best')`` takes ``prims_kdtree``: core
 distances from a KD-tree query (slow in 128-d) and Prim's algorithm on the mutual-reachability
@@ -18,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 #: hdbscan's 'best' algorithm switches from Boruvka to Prim's above this many features.
 PRIMS_MIN_FEATURES = 61
@@ -177,6 +179,7 @@ def hdbscan_prims(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(labels, GLOSH outlier scores) as ``hdbscan.HDBSCAN(min_cluster_size, min_samples)
     .fit(x)`` with every other parameter at its default, for ``x`` with > 60 columns."""
+    # deferred: hdbscan imports scikit-learn (seconds); process.py imports this module at its top
     from hdbscan._hdbscan_linkage import label
     from hdbscan._hdbscan_tree import outlier_scores
     from hdbscan.hdbscan_ import _tree_to_labels
@@ -185,7 +188,6 @@ def hdbscan_prims(
     n = len(x)
     ms = max(1, min(n - 1, int(min_samples)))
     core = core_distances(x, ms + 1)
-    from threadpoolctl import threadpool_limits
 
     # Prim's does one small matrix-vector product per node: BLAS threads only add a barrier
     # per call (measured 1.1 s single-threaded vs 45+ s with 2 threads on a loaded 2-core host)

@@ -1,4 +1,5 @@
-"""Estimator, error metric, improvement, aggregations and statistics (PACE spec 2.10, 4)."""
+"""Estimator, error metric, improvement, aggregations and statistics (docs/pace.md, readings R8,
+R14)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from labelfree.stats import a12_magnitude, vargha_delaney_a12, wilcoxon_paired
 
 
 def item_scores_classification(logits: np.ndarray, labels: np.ndarray, top: int = 1) -> np.ndarray:
-    """``correct_i`` (1.0/0.0): argmax (or top-k) prediction equals the label, spec 2.10."""
+    """``correct_i`` (1.0/0.0): argmax (or top-k) prediction equals the label (reading R8)."""
     logits = np.asarray(logits)
     labels = np.asarray(labels)
     if top == 1:
@@ -19,12 +20,12 @@ def item_scores_classification(logits: np.ndarray, labels: np.ndarray, top: int 
 
 
 def item_scores_regression(pred: np.ndarray, target: np.ndarray) -> np.ndarray:
-    """``1 - (y_hat_i - y_i)^2``: its mean is the regression "accuracy" 1 - MSE (spec 2.10)."""
+    """``1 - (y_hat_i - y_i)^2``: its mean is the regression "accuracy" 1 - MSE (reading R8)."""
     return 1.0 - (np.asarray(pred, float).ravel() - np.asarray(target, float).ravel()) ** 2
 
 
 def regression_accuracy(mse: float | np.ndarray) -> float | np.ndarray:
-    """Table 1 mapping: accuracy = 1 - MSE (check C12)."""
+    """Table 1 mapping: accuracy = 1 - MSE (reading R8)."""
     return 1.0 - np.asarray(mse, dtype=float)
 
 
@@ -34,13 +35,13 @@ def estimate(scores: np.ndarray, indices: np.ndarray) -> float:
 
 
 def mse_percent(estimates: np.ndarray, truth: float) -> np.ndarray:
-    """The paper's "MSE" (spec 4.1): 100 * sqrt(mean_r (acc_hat_r - acc)^2), per budget column."""
+    """The paper's "MSE" (Equation 6; reading R14): 100 * sqrt(mean_r (acc_hat_r - acc)^2), per budget column."""
     e = np.atleast_2d(np.asarray(estimates, dtype=float))
     return 100.0 * np.sqrt(((e - truth) ** 2).mean(axis=0))
 
 
 def improvement(mse_a: np.ndarray, mse_pace: np.ndarray) -> float:
-    """↑Im (spec 4.2): mean over budgets of (MSE_A - MSE_PACE) / MSE_A x 100."""
+    """↑Im (reading R14): mean over budgets of (MSE_A - MSE_PACE) / MSE_A x 100."""
     a = np.asarray(mse_a, float)
     p = np.asarray(mse_pace, float)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -49,7 +50,7 @@ def improvement(mse_a: np.ndarray, mse_pace: np.ndarray) -> float:
 
 
 def best_counts(wide: pd.DataFrame, approaches: list[str]) -> dict[str, int]:
-    """Cells in which each approach has the minimum MSE (ties credit all), spec 4.3 "Best".
+    """Cells in which each approach has the minimum MSE (ties credit all), reading R14.
 
     ``wide``: rows (subject, approach), columns budgets.
     """
@@ -65,8 +66,8 @@ def best_counts(wide: pd.DataFrame, approaches: list[str]) -> dict[str, int]:
 
 def stat_tests(per_subject: dict[str, np.ndarray], pace: np.ndarray) -> dict[str, dict]:
     """Table 4 statistics for one budget: paired Wilcoxon and unpaired Vargha-Delaney A12
-    of each competitor's per-subject MSE against PACE's (spec 4.4), over the subjects where the
-    competitor applies (NaN = not applicable). Reproduces Table 4 (check C11)."""
+    of each competitor's per-subject MSE against PACE's (reading R14), over the subjects where the
+    competitor applies (NaN = not applicable). Reproduces Table 4 from Tables 2-3."""
     out = {}
     pace = np.asarray(pace, float)
     for name, vals in per_subject.items():

@@ -1,4 +1,5 @@
-"""Exact greedy MMD-critic prototypes and regularised criticisms (PACE spec 2.7).
+"""Exact greedy MMD-critic prototypes and regularised criticisms (paper section 3.3; docs/pace.md,
+reading R6).
 
 Memory is O(block x s + m x s) per group of size ``s``: kernel column sums are accumulated in
 row blocks and only the kernel rows of the chosen prototypes are ever materialised, so no dense
@@ -14,7 +15,7 @@ BLOCK_ELEMS = 4_000_000
 
 
 def l2_rows(x: np.ndarray) -> np.ndarray:
-    """Row-wise L2 normalisation (sklearn ``normalize``; zero rows stay zero), spec 2.7 step 1."""
+    """Row-wise L2 normalisation (sklearn ``normalize``; zero rows stay zero), reading R6."""
     x = np.asarray(x, dtype=np.float64)
     norms = np.sqrt(np.einsum("ij,ij->i", x, x))
     norms[norms == 0] = 1.0
@@ -43,7 +44,7 @@ def kernel_colsums(x: np.ndarray, gamma: float) -> np.ndarray:
 
 
 def mmd_greedy(x: np.ndarray, m: int, gamma: float = 0.026, normalise: bool = True) -> np.ndarray:
-    """Greedy prototype order maximising the MMD-critic objective J(S) (spec 2.7 step 3).
+    """Greedy prototype order maximising the MMD-critic objective J(S) (reading R6).
 
     score(c) = (2/s) sum_i K_ic - (2 sum_{j in S} K_jc + K_cc) / (t + 1); ties -> smallest
     position. Returns the first ``min(m, s)`` positions (within ``x``) in pick order.
@@ -74,7 +75,7 @@ def mmd_greedy(x: np.ndarray, m: int, gamma: float = 0.026, normalise: bool = Tr
 def mmd_objective(x: np.ndarray, subset: np.ndarray, gamma: float = 0.026) -> float:
     """J(S) = 2/(s|S|) sum_{i,j in S} K_ij - 1/|S|^2 sum_{i,j in S} K_ij, on L2-normalised rows.
 
-    Brute force (for tests, check C3); uses the full group kernel.
+    Brute force (to check the greedy order); uses the full group kernel.
     """
     x = l2_rows(x)
     subset = np.asarray(subset)
@@ -87,7 +88,7 @@ def mmd_objective(x: np.ndarray, subset: np.ndarray, gamma: float = 0.026) -> fl
 def mmd_criticisms(
     x: np.ndarray, prototypes: np.ndarray, k: int, gamma: float = 0.026, normalise: bool = True
 ) -> np.ndarray:
-    """MMD-critic ``select_criticism_regularized`` with ``reg='logdet'`` (spec 2.7 step 5).
+    """MMD-critic ``select_criticism_regularized`` with ``reg='logdet'`` (reading R6).
 
     Witness |mean_i K_ic - mean_{j in P} K_jc| plus the log-det diversity regulariser
     log|K_cc - k_c^T K_CC^{-1} k_c| over the criticisms C chosen so far. Returns up to ``k``

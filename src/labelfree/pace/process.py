@@ -1,4 +1,5 @@
-"""Feature processing: normalisation, dimension reduction and HDBSCAN (PACE spec 2.2-2.5)."""
+"""Feature processing: normalisation, dimension reduction and HDBSCAN (paper section 3.2; docs/pace.md,
+readings R2-R4)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,9 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+
+from .fast_hdbscan import PRIMS_MIN_FEATURES, hdbscan_prims
+from .mmd import l2_rows
 
 NORMALISATIONS = ("minmax", "l2-row")
 REDUCERS = ("fastica", "pca", "nmf", "fa")
@@ -19,9 +23,11 @@ def minmax(x: np.ndarray) -> np.ndarray:
     own dtype (float32 for our stored activations, as the Keras outputs the authors scaled),
     then widened to float64 as ``hdbscan`` does internally. Exactness matters: a hand-written
     ``(x - min) / (max - min)`` differs from the scaler's ``x * scale + min_`` in the last bits,
-    and HDBSCAN then moves boundary points between groups and the minority space (issue 15),
+    and HDBSCAN then moves boundary points between groups and the minority space,
     so the selection would no longer be the authors' for the same features.
     """
+    # deferred: scikit-learn takes seconds to import (8.5 s measured on the loaded 2-core
+    # machine); the registry, the CLI and the study's jobs import this module before they cluster
     from sklearn.preprocessing import MinMaxScaler
 
     x = np.asarray(x)
@@ -31,22 +37,22 @@ def minmax(x: np.ndarray) -> np.ndarray:
 
 
 def normalise(x: np.ndarray, how: str = "minmax") -> np.ndarray:
-    """Spec 2.3: ``minmax`` (default) or the driving scripts' ``l2-row`` compat option."""
+    """Reading R2: ``minmax`` (default) or the driving scripts' ``l2-row`` compat option."""
     x = np.asarray(x)
     x = x.reshape(len(x), -1)
     if how == "minmax":
         return minmax(x)
     if how == "l2-row":
-        from .mmd import l2_rows
-
         return l2_rows(np.asarray(x, dtype=np.float64))
     raise ValueError(f"normalisation {how!r} is not one of {NORMALISATIONS}")
 
 
 def reduce(x: np.ndarray, algo: str = "fastica", d: int = 2, seed: int = 0) -> np.ndarray:
-    """Reduce to ``d`` dimensions (spec 2.4): FastICA (random_state, max_iter=1000, tol=1e-4,
+    """Reduce to ``d`` dimensions (reading R3): FastICA (random_state, max_iter=1000, tol=1e-4,
     unit-variance whitening) or PCA / NMF / FA with scikit-learn defaults. ``d`` is capped at
     the numerical rank of the centred features (FastICA cannot whiten beyond it)."""
+    # deferred: scikit-learn takes seconds to import (8.5 s measured on the loaded 2-core
+    # machine); the registry, the CLI and the study's jobs import this module before they cluster
     from sklearn.decomposition import NMF, PCA, FactorAnalysis, FastICA
 
     # Constant columns carry no information and break scikit-learn's FastICA sign fix
@@ -108,18 +114,17 @@ def cluster(
     x: np.ndarray, min_cluster_size: int = 80, min_samples: int = 4, n_jobs: int = 1,
     backend: str = "auto",
 ) -> Clustering:
-    """HDBSCAN (the ``hdbscan`` package, spec 2.5) with library defaults otherwise.
+    """HDBSCAN (the ``hdbscan`` package, reading R4) with library defaults otherwise.
 
     ``backend='auto'``: above 60 features (where the package's 'best' algorithm is Prim's on a
     KD-tree) the same minimum spanning tree is built with BLAS by ``fast_hdbscan`` and fed to
-    the package's own labelling, so labels and GLOSH scores are the package's (issue 19);
+    the package's own labelling, so labels and GLOSH scores are the package's;
     ``backend='hdbscan'`` always calls ``hdbscan.HDBSCAN``. Fewer inputs than
     ``min_cluster_size`` (or fewer than ``min_samples + 1``) give all noise with zero outlier
-    scores (check C13). Group ids are HDBSCAN's own (deterministic for given data).
+    scores (reading R4). Group ids are HDBSCAN's own (deterministic for given data).
     """
+    # deferred: hdbscan imports scikit-learn (seconds, as above)
     import hdbscan
-
-    from .fast_hdbscan import PRIMS_MIN_FEATURES, hdbscan_prims
 
     if backend not in HDBSCAN_BACKENDS:
         raise ValueError(f"cluster: backend {backend!r} is not one of {HDBSCAN_BACKENDS}")

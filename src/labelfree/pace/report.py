@@ -1,20 +1,24 @@
-"""Tables 2-8, Figures 4-8 and the small-scale conclusions from the experiment errors
-(PACE spec 4.2-4.5, 6, 7). Inputs: ``errors`` (experiment, subject, approach, budget, mse),
+"""Tables 2-9, 11 and 12, Figures 4-8, the small-scale conclusions and the checks table from the
+experiment errors (paper section 5; docs/pace.md, readings R14, R15, R17). Inputs: ``errors`` (experiment, subject, approach, budget, mse),
 subject metadata, timing records."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from labelfree.plots import figure
-from labelfree.store import save_figure, save_table
+from labelfree.store import load_json, read_table, save_figure, save_table
 
 from .metrics import best_counts, improvement, stat_tests
+from .run import errors
 
 MAIN = ["SRS", "CES", "CSS", "PACE"]
+#: Table 12's approaches: the paper's two (CSS-COV, PACE) and CSS for the confidence strata.
+TABLE12 = ("CSS-COV", "CSS", "PACE")
 
 
 def _wide(err: pd.DataFrame, experiment: str) -> pd.DataFrame:
@@ -24,7 +28,7 @@ def _wide(err: pd.DataFrame, experiment: str) -> pd.DataFrame:
 
 
 def _groups(meta: pd.DataFrame) -> dict[str, list[str]]:
-    """Aggregation groups of spec 4.3 over our subjects."""
+    """Aggregation groups of Tables 2-7 over our subjects (docs/pace.md, reading R14)."""
     m = meta.set_index("name")
     typ = m[~m.mutant]
     return {
@@ -90,7 +94,7 @@ CROSS_KEYS = ["zoo", "dataset", "subject", "input_type", "accuracy", "budget"]
 
 
 def cross_rows(err: pd.DataFrame, meta: pd.DataFrame, zoo: str, dataset: str) -> pd.DataFrame:
-    """One zoo's part of the cross-dataset table (Tables 2-3 span datasets, spec 4.3): one row
+    """One zoo's part of the cross-dataset table (Tables 2-3 span datasets): one row
     per subject and budget of the main experiment, the MSE (%) of every approach side by side."""
     w = _wide(err, "main")
     rows = []
@@ -135,7 +139,7 @@ def table_cross_dataset(parts: list[pd.DataFrame]) -> pd.DataFrame:
 
 def table_attacks(err: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
     """Table 11 analogue: the generated (adversarial-half) pools, one row per attack and
-    approach. Our pools are FGSM and BIM (spec 5.5) and, with ``pace.attack.cw``, C&W L2."""
+    approach. Our pools are FGSM and BIM (reading R16) and, with ``pace.attack.cw``, C&W L2."""
     gen = meta[(meta.input_type == "generated") & ~meta.mutant.astype(bool)]
     return table_per_subject(err, gen) if len(gen) else pd.DataFrame()
 
@@ -149,7 +153,7 @@ def table_groups(err: pd.DataFrame, meta: pd.DataFrame, groups: list[str]) -> pd
 
 
 def table_stats(err: pd.DataFrame, meta: pd.DataFrame) -> pd.DataFrame:
-    """Table 4: A12 (and Wilcoxon p) of each competitor vs PACE at each budget (spec 4.4)."""
+    """Table 4: A12 (and Wilcoxon p) of each competitor vs PACE at each budget (reading R14)."""
     w = _wide(err, "main")
     subjects = [s for s in meta.name if s in w.index.get_level_values(0)]
     rows = []
@@ -236,7 +240,8 @@ def _parts(parts: dict[str, bool]) -> str:
 
 
 def conclusions(err: pd.DataFrame, meta: pd.DataFrame, timings: pd.DataFrame) -> pd.DataFrame:
-    """The seven small-scale conclusions of spec 7, each evaluated on our measurements."""
+    """The seven small-scale conclusions (docs/pace.md, reading R17), each evaluated on our
+    measurements."""
     g = _groups(meta)
     w = _wide(err, "main")
 
@@ -309,90 +314,130 @@ def conclusions(err: pd.DataFrame, meta: pd.DataFrame, timings: pd.DataFrame) ->
     return pd.DataFrame(rows)
 
 
+#: The checks table's ``source`` column, per conclusion: docs/pace.md, reading R17 states each
+#: one (7b also rests on R15's caching, SRS's calibration on the paper's Sec. 4.2 sampling), and
+#: the threshold text of check 3b.
+SOURCES = {k: f"docs/pace.md R17 ({k})" for k in "1234567"} | {
+    "7b": "docs/pace.md R17 (7), R15", "srs": "docs/pace.md R17 (SRS), paper Sec. 4.2",
+    "3b_threshold": "<= 0.25 (docs/pace.md R17: within 25 %)",
+}
+
+
 def _check(rows: list, check: str, value: float, threshold: str, holds: bool, source: str) -> None:
     rows.append({"check": check, "value": float(value), "threshold": threshold,
                  "holds": bool(holds) if np.isfinite(value) else False, "source": source})
 
 
-def checks(err: pd.DataFrame, meta: pd.DataFrame, timings: pd.DataFrame) -> pd.DataFrame:
-    """One row per numeric check of the spec's small-scale conclusions (section 7, 1-7) and of
-    the reproduction criteria of section 6 that a run can evaluate: check, value, threshold,
-    holds, source. No slack: each threshold is the spec's."""
-    g = _groups(meta)
-    w = _wide(err, "main")
-    rows: list[dict] = []
+class _Means:
+    """Mean MSE of the main experiment per approach over a list of subjects, and ↑Im vs SRS."""
 
-    def mean_of(approach: str, subjects: list[str]) -> float:
-        sel = [(s, approach) for s in subjects if (s, approach) in w.index]
-        return float(w.loc[sel].to_numpy().mean()) if sel else np.nan
+    def __init__(self, err: pd.DataFrame):
+        self.w = _wide(err, "main")
 
-    def im(subjects: list[str]) -> float:
+    def __call__(self, approach: str, subjects: list[str]) -> float:
+        sel = [(s, approach) for s in subjects if (s, approach) in self.w.index]
+        return float(self.w.loc[sel].to_numpy().mean()) if sel else np.nan
+
+    def im(self, subjects: list[str]) -> float:
         if not subjects:
             return np.nan
-        a = _agg_rows(w, subjects, "x", ["SRS", "PACE"]).set_index("approach")[list(w.columns)]
+        cols = list(self.w.columns)
+        a = _agg_rows(self.w, subjects, "x", ["SRS", "PACE"]).set_index("approach")[cols]
         return improvement(a.loc["SRS"].to_numpy(float), a.loc["PACE"].to_numpy(float))
 
+
+def _checks_baselines(rows: list, g: dict[str, list[str]], mean_of: _Means) -> None:
+    """Conclusions 1 and 2: PACE against SRS and CES; CSS on clean and on hard subjects."""
+    src = SOURCES
     allsub = g["Avg"]
     p, s_, c = mean_of("PACE", allsub), mean_of("SRS", allsub), mean_of("CES", allsub)
-    _check(rows, "1a PACE / SRS mean MSE, all subjects", p / s_, "< 1", p / s_ < 1, "spec 7 (1)")
-    _check(rows, "1b PACE / CES mean MSE, all subjects", p / c, "< 1", p / c < 1, "spec 7 (1)")
-    d = im(g["Low"]) - im(g["High"])
+    _check(rows, "1a PACE / SRS mean MSE, all subjects", p / s_, "< 1", p / s_ < 1, src["1"])
+    _check(rows, "1b PACE / CES mean MSE, all subjects", p / c, "< 1", p / c < 1, src["1"])
+    d = mean_of.im(g["Low"]) - mean_of.im(g["High"])
     _check(rows, "1c Im vs SRS: low-accuracy minus high-accuracy subjects (points of %)", d, "> 0",
-           d > 0, "spec 7 (1)")
+           d > 0, src["1"])
     clean = [x for x in g["Ori"] if x in g["High"] and x in g["C"]]
     r2 = mean_of("CSS", clean) / mean_of("SRS", clean)
-    _check(rows, "2a CSS / SRS mean MSE, high-accuracy clean classifiers", r2, "<= 1", r2 <= 1, "spec 7 (2)")
+    _check(rows, "2a CSS / SRS mean MSE, high-accuracy clean classifiers", r2, "<= 1", r2 <= 1,
+           src["2"])
     hard = g["Mutant models"] + g["Gen"]
     others = max(mean_of(a, hard) for a in ("SRS", "CES", "PACE"))
     d2 = mean_of("CSS", hard) - others
     _check(rows, "2b CSS minus the next-worst mean MSE, mutant models + generated pools", d2, "> 0",
-           d2 > 0, "spec 7 (2)")
+           d2 > 0, src["2"])
+
+
+def _checks_settings(rows: list, err: pd.DataFrame) -> None:
+    """Conclusions 3-6: features, alpha, reduction and the variants (each when it ran)."""
+    src = SOURCES
     f = setting_summary(err, "features").set_index("approach")["mean_mse"]
     if {"PACE-CON", "PACE-LHL", "PACE-ORI", "PACE-FL"} <= set(f.index):
         con, lhl, ori, fl = f["PACE-CON"], f["PACE-LHL"], f["PACE-ORI"], f["PACE-FL"]
         _check(rows, "3a CON minus max(LHL, ORI, FL) mean MSE", con - max(lhl, ori, fl), "> 0",
-               con > max(lhl, ori, fl), "spec 7 (3)")
+               con > max(lhl, ori, fl), src["3"])
         rel = abs(lhl - ori) / max(lhl, ori)
-        _check(rows, "3b |LHL - ORI| / max(LHL, ORI)", rel, "<= 0.25 (spec 6: +-25 %)", rel <= 0.25,
-               "spec 7 (3)")
+        _check(rows, "3b |LHL - ORI| / max(LHL, ORI)", rel, src["3b_threshold"], rel <= 0.25,
+               src["3"])
         _check(rows, "3c FL minus min(LHL, ORI)", fl - min(lhl, ori), ">= 0", fl >= min(lhl, ori),
-               "spec 7 (3)")
+               src["3"])
     a = setting_summary(err, "alpha").set_index("approach")["mean_mse"]
     if {"alpha=0.5", "alpha=0.7", "alpha=0.8"} <= set(a.index):
         v = a["alpha=0.5"] - max(a["alpha=0.7"], a["alpha=0.8"])
-        _check(rows, "4 alpha=0.5 minus max(alpha=0.7, alpha=0.8) mean MSE", v, "> 0", v > 0, "spec 7 (4)")
+        _check(rows, "4 alpha=0.5 minus max(alpha=0.7, alpha=0.8) mean MSE", v, "> 0", v > 0, src["4"])
     dm = setting_summary(err, "dims").set_index("approach")["mean_mse"]
     if {"FastICA-2", "original"} <= set(dm.index):
         v = dm["FastICA-2"] / dm["original"]
-        _check(rows, "5 FastICA-2 / no reduction mean MSE", v, "< 1", v < 1, "spec 7 (5)")
+        _check(rows, "5 FastICA-2 / no reduction mean MSE", v, "< 1", v < 1, src["5"])
     vv = setting_summary(err, "variants").set_index("approach")["mean_mse"]
     if {"PACE", "PACE^m_rand", "PACE^g_rand", "PACE_art", "PACE_mmd"} <= set(vv.index):
         _check(rows, "6a PACE minus PACE^m_rand", vv["PACE"] - vv["PACE^m_rand"], "<= 0",
-               vv["PACE"] <= vv["PACE^m_rand"], "spec 7 (6)")
+               vv["PACE"] <= vv["PACE^m_rand"], src["6"])
         _check(rows, "6b PACE^m_rand minus PACE^g_rand", vv["PACE^m_rand"] - vv["PACE^g_rand"], "< 0",
-               vv["PACE^m_rand"] < vv["PACE^g_rand"], "spec 7 (6)")
+               vv["PACE^m_rand"] < vv["PACE^g_rand"], src["6"])
         _check(rows, "6c PACE_art minus PACE_mmd", vv["PACE_art"] - vv["PACE_mmd"], "< 0",
-               vv["PACE_art"] < vv["PACE_mmd"], "spec 7 (6)")
+               vv["PACE_art"] < vv["PACE_mmd"], src["6"])
+
+
+def _checks_time(rows: list, timings: pd.DataFrame) -> None:
+    """Conclusion 7: clustering dominates PACE's time, which hardly grows with n_max."""
     t = timings[timings.approach == "PACE"] if "approach" in timings else pd.DataFrame()
-    if not t.empty:
-        clus = sum(t[k].fillna(0).sum() for k in ("cluster_full", "cluster", "reduce") if k in t)
-        share = clus / t["total"].sum()
-        _check(rows, "7a clustering + reduction share of PACE time", share, "> 0.5", share > 0.5, "spec 7 (7)")
-        if "total_nmax_1000" in t:
-            ratio = float((t["total_nmax_1000"] / t["total"]).median())
-            _check(rows, "7b fit time n_max=1000 / n_max=max budget (median)", ratio, "< 2", ratio < 2,
-                   "spec 7 (7), C14")
+    if t.empty:
+        return
+    clus = sum(t[k].fillna(0).sum() for k in ("cluster_full", "cluster", "reduce") if k in t)
+    share = clus / t["total"].sum()
+    _check(rows, "7a clustering + reduction share of PACE time", share, "> 0.5", share > 0.5,
+           SOURCES["7"])
+    if "total_nmax_1000" in t:
+        ratio = float((t["total_nmax_1000"] / t["total"]).median())
+        _check(rows, "7b fit time n_max=1000 / n_max=max budget (median)", ratio, "< 2", ratio < 2,
+               SOURCES["7b"])
+
+
+def _check_srs(rows: list, err: pd.DataFrame, meta: pd.DataFrame) -> None:
+    """SRS's error against the sampling theory with the finite-population correction."""
     cls = meta[meta.task == "cls"].set_index("name")
     e = err[(err.experiment == "main") & (err.approach == "SRS") & err.subject.isin(cls.index)]
-    if len(e):
-        n_pool = cls.loc[e.subject, "n"].to_numpy(float)
-        acc = e["truth"].to_numpy(float)
-        b = e["budget"].to_numpy(float)
-        theory = 100 * np.sqrt(acc * (1 - acc) / b * (n_pool - b) / (n_pool - 1))
-        ok = theory > 0
-        ratio = float(np.mean(e["mse"].to_numpy(float)[ok] / theory[ok]))
-        _check(rows, "SRS MSE / sqrt(acc(1-acc)/n (N-n)/(N-1)), mean over classifier cells", ratio,
-               "within 1 +- 0.25", abs(ratio - 1) <= 0.25, "spec 6 (random baselines), C8")
+    if not len(e):
+        return
+    n_pool = cls.loc[e.subject, "n"].to_numpy(float)
+    acc = e["truth"].to_numpy(float)
+    b = e["budget"].to_numpy(float)
+    theory = 100 * np.sqrt(acc * (1 - acc) / b * (n_pool - b) / (n_pool - 1))
+    ok = theory > 0
+    ratio = float(np.mean(e["mse"].to_numpy(float)[ok] / theory[ok]))
+    _check(rows, "SRS MSE / sqrt(acc(1-acc)/n (N-n)/(N-1)), mean over classifier cells", ratio,
+           "within 1 +- 0.25", abs(ratio - 1) <= 0.25, SOURCES["srs"])
+
+
+def checks(err: pd.DataFrame, meta: pd.DataFrame, timings: pd.DataFrame) -> pd.DataFrame:
+    """One row per numeric check of the paper's findings that a small run can evaluate
+    (docs/pace.md, reading R17: conclusions 1-7 and SRS's calibration): check, value,
+    threshold, holds, source. No slack."""
+    rows: list[dict] = []
+    _checks_baselines(rows, _groups(meta), _Means(err))
+    _checks_settings(rows, err)
+    _checks_time(rows, timings)
+    _check_srs(rows, err, meta)
     return pd.DataFrame(rows, columns=["check", "value", "threshold", "holds", "source"])
 
 
@@ -433,7 +478,64 @@ def write_all(err: pd.DataFrame, meta: pd.DataFrame, timings: pd.DataFrame, out:
                             else "FGSM, BIM; no C&W pool)"), **fix)
     if "checks" in out:
         save_table(checks(err, meta, timings), out["checks"],
-                   title="PACE checks: spec 7 conclusions and spec 6 criteria, value vs threshold",
+                   title="PACE checks: the paper's conclusions at small scale and SRS's calibration, "
+                         "value vs threshold",
                    float_format="%.4f")
     save_table(conclusions(err, meta, timings), out["conclusions"],
-               title="PACE spec section 7: the seven small-scale conclusions, measured")
+               title="PACE: the seven small-scale conclusions, measured")
+
+
+def write_report(rows: Sequence[str], timings: Sequence[str], meta: str,
+                 out: Mapping[str, str], zoo: str, dataset: str) -> None:
+    """The report job: the experiments' rows (csv files ``rows``) and timing records (json files
+    ``timings``) and Table 1 (``meta``) to ``out['errors']`` (``run.errors``),
+    ``out['cross_rows']`` (this zoo's part of the cross-dataset table) and every table and
+    figure of :func:`write_all` (the other keys of ``out``; md and pdf files come beside them)."""
+    rows_df = pd.concat([read_table(p) for p in rows], ignore_index=True)
+    timings_df = pd.DataFrame([r for p in timings for r in load_json(p)])
+    meta_df = read_table(meta)
+    err = errors(rows_df)
+    err.to_csv(out["errors"], index=False, float_format="%.6g")
+    cross_rows(err, meta_df, zoo, dataset).to_csv(
+        out["cross_rows"], index=False, float_format="%.6g", lineterminator="\n")
+    write_all(err, meta_df, timings_df, {k: v for k, v in out.items()
+                                         if k not in ("errors", "cross_rows")
+                                         and not k.endswith(("_md", "_pdf"))})
+
+
+def table_css_cov(err: pd.DataFrame, subjects: list[str]) -> pd.DataFrame:
+    """Table 12: MSE (%) per subject, approach (TABLE12) and budget with PACE's ↑Im over each
+    (docs/pace.md, reading R14), then the Avg rows over the subjects. ``err``: ``run.errors`` of
+    the CSS-COV rows and the main experiment's PACE / CSS rows."""
+    keep = (err.experiment == "css_cov") | ((err.experiment == "main") & err.approach.isin(TABLE12))
+    e = err[keep & err.subject.isin(subjects)]
+    w = e.pivot_table(index=["subject", "approach"], columns="budget", values="mse", sort=False)
+    budgets = list(w.columns)
+    rows = []
+    for label, names in [*((s, [s]) for s in subjects), ("Avg", subjects)]:
+        names = [s for s in names if (s, "PACE") in w.index]
+        if not names:
+            continue
+        pace = np.mean([w.loc[(s, "PACE")].to_numpy() for s in names], axis=0)
+        for a in TABLE12:
+            have = [s for s in names if (s, a) in w.index]
+            if not have:
+                continue
+            v = np.mean([w.loc[(s, a)].to_numpy() for s in have], axis=0)
+            rows.append({"subject": label, "approach": a, "subjects": len(have),
+                         **{f"n={b}": x for b, x in zip(budgets, v, strict=True)},
+                         "Im": improvement(v, pace) if a != "PACE" else np.nan})
+    return pd.DataFrame(rows)
+
+
+def write_table12(cov: pd.DataFrame, main: str, subjects: Sequence[str], csv: str,
+                  md: str) -> None:
+    """Table 12 from the CSS-COV rows ``cov`` (``run.css_cov``) and the main experiment's rows
+    (csv file ``main``) of the same ``subjects``."""
+    rows = read_table(main)
+    rows = rows[rows.subject.isin(subjects)]
+    err = errors(pd.concat([rows, cov], ignore_index=True))
+    save_table(table_css_cov(err, list(subjects)), csv, md, float_format="%.3f",
+               title="PACE Table 12: CSS-COV (LSA strata) vs PACE, MSE (%) per budget; "
+                     "Im = PACE's mean relative improvement (docs/pace.md, reading R14); CSS "
+                     "(confidence strata) for reference")

@@ -1,4 +1,5 @@
-"""Likelihood-based surprise adequacy (LSA) and CSS-COV, PACE's Table 12 baseline (spec 3.3).
+"""Likelihood-based surprise adequacy (LSA) and CSS-COV, PACE's Table 12 baseline
+(docs/pace.md, reading R12).
 
 LSA (Kim, Feldt, Yoo, "Guiding Deep Learning System Testing using Surprise Adequacy", ICSE 2019,
 section 3.1): with ``alpha(x)`` the activation trace of input ``x`` at a layer and ``T`` the
@@ -8,9 +9,9 @@ training inputs, a Gaussian kernel density estimate
 
 and ``LSA(x) = -log f_hat(x)`` (Eq. 2): higher = more surprising. For a classifier the KDE of
 ``x`` uses only ``T_c``, the training inputs of the class ``c`` predicted for ``x``. As in the
-authors' SADL code (``coinse/sadl`` ``sa.py``: ``_get_kdes``, ``fetch_lsa``; the same functions
-in ``Lizn-zn/DNNOpAcc`` ``SA-exp/sa.py``, whose LSA the CSS-COV script stratifies), which the
-PACE spec names:
+authors' SADL code (``coinse/sadl`` at 23a28a2, ``sa.py``: ``_get_kdes``, ``fetch_lsa``; the same
+functions in ``Lizn-zn/DNNOpAcc`` at e0804c2, ``SA-exp/sa.py``, whose LSA the CSS-COV script
+stratifies):
 
 - a training input belongs to the class the model *predicts* for it (``train_pred``);
 - activation columns whose (population) variance is below ``var_threshold`` (1e-5) within the
@@ -18,15 +19,15 @@ PACE spec names:
 - each class's density is ``scipy.stats.gaussian_kde`` with its default (Scott's) bandwidth,
   ``H = cov(T_c) * n_c ** (-2 / (d + 4))``, evaluated with ``logpdf``.
 
-The layer is the LHL (spec 3.3: "LSA of the LHL activations"; the DNNOpAcc script took
-``model.layers[-3]``, the same layer as PACE's LHL, spec 2.2).
+The layer is the LHL (reading R12; the DNNOpAcc script took ``model.layers[-3]``, the same
+layer as PACE's LHL, reading R1).
 
 Cases the SADL code does not handle (it raises): a class no training input is predicted as,
 and a class whose training traces span a lower-dimensional subspace (too few inputs for the
 trace dimension: singular covariance). Inputs predicted as such a class get ``LSA = +inf``
 (no density: maximally surprising); ``fit_lsa`` reports those classes in ``LsaModel.missing``.
 
-CSS-COV (spec 3.3, Table 12) is CSS with the strata taken on LSA instead of confidence: 80 %
+CSS-COV (Table 12) is CSS with the strata taken on LSA instead of confidence: 80 %
 least surprising, next 10 %, 10 % most surprising (``SA-exp/strata.py`` sorts LSA ascending and
 cuts at 80 % and 90 % the same way); same allocation, schedule and estimator as CSS. That script's
 allocation (0.4, 0.4, 0.2) and weights (0.1, 0.1, 0.8) are CSS's compat option (``pace.css``).
@@ -34,17 +35,12 @@ allocation (0.4, 0.4, 0.2) and weights (0.1, 0.1, 0.8) are CSS's compat option (
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
-
-from labelfree.seeds import rng as seeded_rng
+from scipy.stats import gaussian_kde
 
 from .baselines import css, css_strata
-from .experiment import StudyParams, Subject, _rows
-from .metrics import improvement
 
 #: SADL's default ``var_threshold`` (``run.py``).
 VAR_THRESHOLD = 1e-5
@@ -63,7 +59,6 @@ class LsaModel:
 def fit_lsa(train_ats: np.ndarray, train_pred: np.ndarray, num_classes: int,
             var_threshold: float = VAR_THRESHOLD) -> LsaModel:
     """Per-class Gaussian KDEs of the training activation traces (Eq. 1, SADL ``_get_kdes``)."""
-    from scipy.stats import gaussian_kde
 
     ats = np.asarray(train_ats, dtype=np.float64).reshape(len(train_ats), -1)
     pred = np.asarray(train_pred, dtype=np.int64)
@@ -112,33 +107,13 @@ def css_cov(
     alloc: tuple[float, ...] = (0.2, 0.4, 0.4), init: int = 30, step: int = 5,
     weights: tuple[float, ...] | None = None,
 ) -> np.ndarray:
-    """CSS-COV (spec 3.3, Table 12): CSS's scheme on surprise strata. Inputs ranked by
+    """CSS-COV (Table 12; reading R12): CSS's scheme on surprise strata. Inputs ranked by
     ascending LSA (ties by index): stratum 0 = the 80 % least surprising, 1 = next 10 %, 2 = the
     10 % most surprising; estimate ``sum_h W_h acc_h`` with ``W_h = N_h / N`` unless
     ``weights``. ``+inf`` (no density) ranks as most surprising."""
     # css_strata ranks by descending "confidence": -LSA puts the least surprising first
     key = -np.asarray(surprise, dtype=np.float64)
     return css(scores, key, budgets, reps, rng, cuts, alloc, init, step, weights)
-
-
-# ------------------------------------------------------------------------------- study (Table 12)
-
-#: Table 12's approaches: the paper's two (CSS-COV, PACE) and CSS for the confidence strata.
-TABLE12 = ("CSS-COV", "CSS", "PACE")
-
-
-def css_cov_rows(subject: Subject, surprise: np.ndarray, params: StudyParams) -> list[dict]:
-    """CSS-COV rows of one subject in the study's row format (``experiment='css_cov'``), with
-    the schedule and ``css.*`` keys CSS uses and its own seed stream."""
-    t = time.perf_counter()
-    est = css_cov(subject.scores, surprise, list(params.budgets), params.reps,
-                  seeded_rng(params.seed, "pace", subject.name, "CSS-COV"),
-                  tuple(params.css["cuts"]), tuple(params.css["alloc"]),
-                  params.ces["init"], params.ces["step"], params.css["weights"])
-    rows = _rows(subject, "CSS-COV", est, params, None, "LHL", (time.perf_counter() - t) / params.reps)
-    for r in rows:
-        r["experiment"] = "css_cov"
-    return rows
 
 
 def strata_summary(name: str, scores: np.ndarray, surprise: np.ndarray, model: LsaModel,
@@ -154,28 +129,3 @@ def strata_summary(name: str, scores: np.ndarray, surprise: np.ndarray, model: L
         out[f"stratum{h}_n"] = int(m.sum())
         out[f"stratum{h}_accuracy"] = float(np.mean(scores[m])) if m.any() else np.nan
     return out
-
-
-def table_css_cov(err: pd.DataFrame, subjects: list[str]) -> pd.DataFrame:
-    """Table 12: MSE (%) per subject, approach (TABLE12) and budget with PACE's ↑Im over each
-    (spec 4.2), then the Avg rows over the subjects. ``err``: ``experiment.errors`` of the
-    CSS-COV rows and the main experiment's PACE / CSS rows."""
-    keep = (err.experiment == "css_cov") | ((err.experiment == "main") & err.approach.isin(TABLE12))
-    e = err[keep & err.subject.isin(subjects)]
-    w = e.pivot_table(index=["subject", "approach"], columns="budget", values="mse", sort=False)
-    budgets = list(w.columns)
-    rows = []
-    for label, names in [*((s, [s]) for s in subjects), ("Avg", subjects)]:
-        names = [s for s in names if (s, "PACE") in w.index]
-        if not names:
-            continue
-        pace = np.mean([w.loc[(s, "PACE")].to_numpy() for s in names], axis=0)
-        for a in TABLE12:
-            have = [s for s in names if (s, a) in w.index]
-            if not have:
-                continue
-            v = np.mean([w.loc[(s, a)].to_numpy() for s in have], axis=0)
-            rows.append({"subject": label, "approach": a, "subjects": len(have),
-                         **{f"n={b}": x for b, x in zip(budgets, v, strict=True)},
-                         "Im": improvement(v, pace) if a != "PACE" else np.nan})
-    return pd.DataFrame(rows)

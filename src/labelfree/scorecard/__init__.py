@@ -1,10 +1,6 @@
-"""Scorecard of label-free and few-label methods on a zoo's arrays (issue 18; scorecard spec 12).
+"""Scorecard of label-free and few-label methods on a zoo's arrays (docs/methods.md).
 
-``score_zoo(probs, labels, shift_kind, source=...)`` scores every registered method;
-``report.write(card, outdir)`` writes the tables (csv + md) and the figure.
+``labelfree.scorecard.core.score_zoo(probs, labels, shift_kind, source=...)`` scores every
+registered method; :mod:`labelfree.scorecard.report` writes the tables (csv + md) and the figure;
+:mod:`labelfree.scorecard.artefacts` reads a zoo's inference artefacts for the workflow.
 """
-
-from . import metrics, report
-from .core import DEFAULT_RUNS, Scorecard, score_zoo
-
-__all__ = ["DEFAULT_RUNS", "Scorecard", "metrics", "report", "score_zoo"]

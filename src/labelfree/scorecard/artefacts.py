@@ -1,5 +1,5 @@
 """A zoo's scorecard inputs from the workflow's artefacts (labelfree.store): per labelled test set,
-logits, probabilities, labels and, where asked for, each model's features (scorecard spec 0:
+logits, probabilities, labels and, where asked for, each model's features (docs/methods.md, reading R1:
 probs, optional logits and penultimate features; labels per set)."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from os import PathLike
 import numpy as np
 
 from labelfree import store
-from labelfree.methods import softmax
+from labelfree.numerics import softmax
 
 
 @dataclass
 class ZooArrays:
-    """What :func:`labelfree.scorecard.score_zoo` takes, per scored test set."""
+    """What :func:`labelfree.scorecard.core.score_zoo` takes, per scored test set."""
 
     probs: dict[str, np.ndarray] = field(default_factory=dict)  # (M, N, K) float64
     logits: dict[str, np.ndarray] = field(default_factory=dict)  # (M, N, K) float32
@@ -28,14 +28,14 @@ class ZooArrays:
 
     def why_unscored(self) -> str:
         """Why no set is left to score (empty when one is): the scorecard's truth is
-        ``mean(argmax P == y)`` on labels of shape (N,) (scorecard spec 0.2, 12); a multi-hot
+        ``mean(argmax P == y)`` on labels of shape (N,) (readings R1, R2); a multi-hot
         label has no such accuracy, and no other metric is substituted for it."""
         if self.probs:
             return ""
         multi = [t for t, why in self.skipped.items() if why == "multi-label"]
         if multi:
             return (f"multi-label labels only ({', '.join(multi)}): the scorecard's accuracy, "
-                    "argmax == label (scorecard spec 0.2, 12), is not defined for multi-hot "
+                    "argmax == label (docs/methods.md, readings R1-R2), is not defined for multi-hot "
                     "labels, so no method is scored")
         return "no labelled test set to score"
 

@@ -1,4 +1,4 @@
-"""Score every registered method on one zoo's arrays (scorecard spec section 12).
+"""Score every registered method on one zoo's arrays (docs/methods.md, reading R2).
 
 :func:`score_zoo` takes, per test set, the stack of model probabilities, the labels and the kind
 of shift; one set is the source (its labels may be read by ATC, DoC, COT(T), ALine; it is excluded
@@ -18,17 +18,18 @@ import numpy as np
 import pandas as pd
 
 from labelfree.joblog import progress
-from labelfree.methods import accuracy, call, methods, missing, stack
-
-from . import metrics as mt
+from labelfree.methods.arrays import accuracy, stack
+from labelfree.methods.registry import Method, call, methods, missing
+from labelfree.scorecard import metrics as mt
+from labelfree.stats import kendall_tau_b, spearman
 
 SOURCE_KINDS = ("source", "clean", "none", "id")
-#: The note of a method or metric a one-model zoo cannot have (scorecard spec 12.2-12.3: ranking,
+#: The note of a method or metric a one-model zoo cannot have (reading R2: ranking,
 #: regret and P(best) compare two or more models; GDE and ALine read agreement between models).
 ONE_MODEL = "not applicable: one model"
-#: Label-free estimators that need two or more models (spec 6: a partner; spec 7: model pairs).
+#: Label-free estimators that need two or more models (R8: a partner; R9: model pairs).
 NEEDS_TWO_MODELS = frozenset({"GDE", "ALine-S", "ALine-D"})
-#: Few-label methods that only select a model (spec 9, 10: no accuracy estimate).
+#: Few-label methods that only select a model (readings R11, R12: no accuracy estimate).
 SELECTION_ONLY = frozenset({"ModelPicker", "CODA"})
 #: Columns of the summary tables ('note': why a row has no value, empty otherwise).
 SUMMARY_COLUMNS = {
@@ -92,7 +93,7 @@ def score_zoo(
     include: Mapping[str, Sequence[str]] | None = None,
     exclude: Sequence[str] = (),
 ) -> Scorecard:
-    """Score every registered method on one zoo (scorecard spec 12).
+    """Score every registered method on one zoo (docs/methods.md, reading R2).
 
     probs: set -> (M, N_s, K) (or list of M (N_s, K)); labels: set -> (N_s,); shift_kind: set ->
     kind string (the source set's kind is 'source' or 'clean' unless ``source`` names it).
@@ -105,36 +106,101 @@ def score_zoo(
     budget; rankers, ModelPicker and CODA, and the regret, P(best) and correlations of the
     few-label estimators are "not applicable: one model" (:data:`ONE_MODEL`, in
     ``not_applicable`` and in the summary tables' ``note``), not run and not counted as failures.
+
+    Steps: the zoo's arrays and truth (:func:`_zoo_arrays`), the methods to run
+    (:func:`_methods_to_run`), then per set its context (:func:`_context`) and the estimators,
+    rankers and few-label methods on it (:func:`_score_estimators`, :func:`_score_rankers`,
+    :func:`_score_fewlabel`), collected in one :class:`_Rows`.
     """
-    sets = list(probs)
     src = _source_name(shift_kind, source)
-    P = {s: stack(probs[s], f"probs[{s}]") for s in sets}
-    M = {P[s].shape[0] for s in sets}
-    K = {P[s].shape[2] for s in sets}
+    P, A, names = _zoo_arrays(probs, labels, model_names)
+    M = len(names)
+    to_run, na = _methods_to_run(M, include, exclude)
+    rows = _Rows()
+    for s in progress(list(probs), desc="scorecard", unit="set"):
+        ctx = _context(s, src, P, labels, logits, features)
+        est_cache = _score_estimators(rows, to_run["estimate"], s, shift_kind[s], P[s], A[s],
+                                      names, ctx)
+        _score_rankers(rows, to_run["rank"], s, shift_kind[s], P[s], A[s], ctx, est_cache)
+        if s != src:
+            _score_fewlabel(rows, to_run["fewlabel"], s, shift_kind[s], P[s], labels[s], A[s],
+                            ctx, budgets, n_runs, seed)
+    truth = pd.DataFrame([dict(set=s, shift=shift_kind[s], model=names[m], accuracy=A[s][m])
+                          for s in P for m in range(M)])
+    card = rows.scorecard(truth, na)
+    card.summary = summarise(card, src)
+    return card
+
+
+@dataclass
+class _Rows:
+    """The long tables' rows as :func:`score_zoo` collects them, set by set."""
+
+    est: list[dict] = field(default_factory=list)
+    rank: list[dict] = field(default_factory=list)
+    few: list[dict] = field(default_factory=list)
+    fails: list[dict] = field(default_factory=list)
+    times: list[dict] = field(default_factory=list)
+
+    def scorecard(self, truth: pd.DataFrame, na: dict[tuple[str, str], str]) -> Scorecard:
+        """The :class:`Scorecard` of these rows (its ``summary`` still empty)."""
+        return Scorecard(
+            truth=truth,
+            estimates=pd.DataFrame(self.est, columns=["method", "set", "shift", "model",
+                                                      "estimate", "accuracy"]),
+            ranking=pd.DataFrame(self.rank, columns=["method", "set", "shift", "spearman",
+                                                     "kendall", "regret"]),
+            fewlabel=pd.DataFrame(self.few, columns=["method", "set", "shift", "budget", "run",
+                                                     "regret", "p_best", "spearman", "kendall",
+                                                     "mae", "bias", "used"]),
+            failures=pd.DataFrame(self.fails, columns=["method", "kind", "set", "error"]),
+            timings=pd.DataFrame(self.times, columns=["method", "kind", "set", "seconds"]),
+            not_applicable=pd.DataFrame([dict(method=m, kind=k, reason=r)
+                                         for (m, k), r in na.items()],
+                                        columns=["method", "kind", "reason"]),
+        )
+
+
+def _zoo_arrays(probs: Mapping[str, np.ndarray | Sequence[np.ndarray]],
+                labels: Mapping[str, np.ndarray], model_names: Sequence[str] | None
+                ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list[str]]:
+    """Per set the (M, N_s, K) stack and the true accuracy of every model (M,), and the model
+    names (``m0``, ``m1``, ... by default); the sets must agree on M and K."""
+    P = {s: stack(probs[s], f"probs[{s}]") for s in probs}
+    M = {P[s].shape[0] for s in P}
+    K = {P[s].shape[2] for s in P}
     if len(M) != 1 or len(K) != 1:
         raise ValueError(f"sets disagree on models or classes: M {sorted(M)}, K {sorted(K)}")
-    M = M.pop()
-    names = list(model_names) if model_names is not None else [f"m{i}" for i in range(M)]
-    A = {s: accuracy(P[s], labels[s]) for s in sets}
-    truth = pd.DataFrame([dict(set=s, shift=shift_kind[s], model=names[m], accuracy=A[s][m])
-                          for s in sets for m in range(M)])
+    m = M.pop()
+    names = list(model_names) if model_names is not None else [f"m{i}" for i in range(m)]
+    return P, {s: accuracy(P[s], labels[s]) for s in P}, names
 
-    def ctx_for(s: str) -> dict[str, Any]:
-        c: dict[str, Any] = {}
-        if logits is not None and s in logits:
-            c["logits"] = logits[s]
-        if features is not None and s in features:
-            c["features"] = features[s]
-        if src is not None:
-            c["source_probs"] = P[src]
-            c["source_labels"] = labels[src]  # source labels only (spec 0.2)
-            if features is not None and src in features:
-                c["source_features"] = features[src]
-        return c
 
-    # the methods run per kind, and (one model) those not applicable with their reason
+def _context(s: str, src: str | None, P: Mapping[str, np.ndarray],
+             labels: Mapping[str, np.ndarray], logits: Mapping[str, np.ndarray] | None,
+             features: Mapping[str, Sequence[np.ndarray]] | None) -> dict[str, Any]:
+    """The registry context of set ``s``: its logits and features where given, and the source
+    set's probabilities, labels and features (the only labels a label-free method may read,
+    docs/methods.md, reading R1)."""
+    c: dict[str, Any] = {}
+    if logits is not None and s in logits:
+        c["logits"] = logits[s]
+    if features is not None and s in features:
+        c["features"] = features[s]
+    if src is not None:
+        c["source_probs"] = P[src]
+        c["source_labels"] = labels[src]
+        if features is not None and src in features:
+            c["source_features"] = features[src]
+    return c
+
+
+def _methods_to_run(M: int, include: Mapping[str, Sequence[str]] | None, exclude: Sequence[str]
+                    ) -> tuple[dict[str, list[Method]], dict[tuple[str, str], str]]:
+    """The methods run per kind, and (a zoo of one model) those not applicable with their
+    reason, keyed by (method, kind)."""
     na: dict[tuple[str, str], str] = {}
-    to_run: dict[str, list] = {}
+    to_run: dict[str, list[Method]] = {}
     for kind in ("estimate", "rank", "fewlabel"):
         ms = [m for m in methods(kind) if m.name not in exclude]
         if include is not None and kind in include:
@@ -146,108 +212,113 @@ def score_zoo(
                 na[(m.name, kind)] = why
             else:
                 to_run[kind].append(m)
+    return to_run, na
 
-    est_rows, rank_rows, few_rows, fails, times = [], [], [], [], []
-    for s in progress(sets, desc="scorecard", unit="set"):
-        ctx = ctx_for(s)
-        est_cache: dict[str, np.ndarray] = {}
-        for m in to_run["estimate"]:
-            if missing(m, ctx):
-                continue
-            try:
-                e, dt = _timed(call, "estimate", m.name, P[s], **ctx)
-                times.append(dict(method=m.name, kind="estimate", set=s, seconds=dt))
-            except Exception as exc:  # a failing method is a counted failure (spec 12)
-                fails.append(dict(method=m.name, kind="estimate", set=s, error=repr(exc)[:200]))
-                e = np.full(M, np.nan)
-            est_cache[m.name] = e
-            for i in range(M):
-                est_rows.append(dict(method=m.name, set=s, shift=shift_kind[s], model=names[i],
-                                     estimate=float(e[i]), accuracy=float(A[s][i])))
-            if not np.all(np.isfinite(e)) and (not fails or fails[-1]["method"] != m.name
-                                                or fails[-1]["set"] != s):
-                fails.append(dict(method=m.name, kind="estimate", set=s, error="non-finite"))
-        for m in to_run["rank"]:
-            if missing(m, ctx):
-                continue
-            if m.name in est_cache:
-                sc = est_cache[m.name]
-            else:
-                try:
-                    sc, dt = _timed(call, "rank", m.name, P[s], **ctx)
-                    times.append(dict(method=m.name, kind="rank", set=s, seconds=dt))
-                except Exception as exc:
-                    fails.append(dict(method=m.name, kind="rank", set=s, error=repr(exc)[:200]))
-                    rank_rows.append(dict(method=m.name, set=s, shift=shift_kind[s],
-                                          spearman=np.nan, kendall=np.nan, regret=np.nan))
-                    continue
-            rank_rows.append(dict(method=m.name, set=s, shift=shift_kind[s],
-                                  spearman=mt.spearman(sc, A[s]), kendall=mt.kendall(sc, A[s]),
-                                  regret=mt.top1_regret(sc, A[s])))
-        if s == src:
+
+def _score_estimators(rows: _Rows, ms: Sequence[Method], s: str, kind: str, P: np.ndarray,
+                      A: np.ndarray, names: Sequence[str], ctx: dict[str, Any]
+                      ) -> dict[str, np.ndarray]:
+    """Every estimator whose needs ``ctx`` meets, on set ``s``: one row per model; a failing
+    method (an exception, or a non-finite estimate) is a counted failure. Returns the estimates
+    by method name (an estimator ranks by its estimate)."""
+    M = len(names)
+    est_cache: dict[str, np.ndarray] = {}
+    for m in ms:
+        if missing(m, ctx):
             continue
-        N = P[s].shape[1]
-        bs = [b for b in budgets if b <= N]
-        if not bs:
+        try:
+            e, dt = _timed(call, "estimate", m.name, P, **ctx)
+            rows.times.append(dict(method=m.name, kind="estimate", set=s, seconds=dt))
+        except Exception as exc:  # a failing method is a counted failure (reading R2)
+            rows.fails.append(dict(method=m.name, kind="estimate", set=s, error=repr(exc)[:200]))
+            e = np.full(M, np.nan)
+        est_cache[m.name] = e
+        for i in range(M):
+            rows.est.append(dict(method=m.name, set=s, shift=kind, model=names[i],
+                                 estimate=float(e[i]), accuracy=float(A[i])))
+        last = rows.fails[-1] if rows.fails else None
+        if not np.all(np.isfinite(e)) and (last is None or last["method"] != m.name
+                                           or last["set"] != s):
+            rows.fails.append(dict(method=m.name, kind="estimate", set=s, error="non-finite"))
+    return est_cache
+
+
+def _score_rankers(rows: _Rows, ms: Sequence[Method], s: str, kind: str, P: np.ndarray,
+                   A: np.ndarray, ctx: dict[str, Any], est_cache: Mapping[str, np.ndarray]
+                   ) -> None:
+    """Every ranker whose needs ``ctx`` meets, on set ``s``: Spearman, Kendall tau-b and top-1
+    regret of its scores against the true accuracies (an estimator's scores are its estimates,
+    not recomputed); a failing ranker is a counted failure with NaN metrics."""
+    for m in ms:
+        if missing(m, ctx):
             continue
-        for m in to_run["fewlabel"]:
-            if missing(m, ctx):
-                continue
-            R = (n_runs if isinstance(n_runs, int) else
-                 (n_runs or DEFAULT_RUNS).get(m.name, DEFAULT_RUNS.get(m.name, 20)))
+        if m.name in est_cache:
+            sc = est_cache[m.name]
+        else:
             try:
-                r, dt = _timed(call, "fewlabel", m.name, P[s], labels[s], bs, seed, R, **ctx)
-                times.append(dict(method=m.name, kind="fewlabel", set=s, seconds=dt))
+                sc, dt = _timed(call, "rank", m.name, P, **ctx)
+                rows.times.append(dict(method=m.name, kind="rank", set=s, seconds=dt))
             except Exception as exc:
-                fails.append(dict(method=m.name, kind="fewlabel", set=s, error=repr(exc)[:200]))
+                rows.fails.append(dict(method=m.name, kind="rank", set=s,
+                                       error=repr(exc)[:200]))
+                rows.rank.append(dict(method=m.name, set=s, shift=kind, spearman=np.nan,
+                                      kendall=np.nan, regret=np.nan))
                 continue
-            a = A[s]
-            sel = M >= 2  # regret, P(best), correlations compare models (spec 12.3)
-            for j, b in enumerate(r.budgets):
-                for run in range(r.best.shape[0]):
-                    acc_hat = r.accuracy[run, j]
-                    est = np.isfinite(acc_hat).all()
-                    few_rows.append(dict(
-                        method=m.name, set=s, shift=shift_kind[s], budget=b, run=run,
-                        regret=float(a.max() - a[r.best[run, j]]) if sel else np.nan,
-                        p_best=float(a[r.best[run, j]] >= a.max()) if sel else np.nan,
-                        spearman=mt.spearman(r.scores[run, j], a) if sel else np.nan,
-                        kendall=mt.kendall(r.scores[run, j], a) if sel else np.nan,
-                        mae=mt.mae(acc_hat, a) if est else np.nan,
-                        bias=mt.bias(acc_hat, a) if est else np.nan,
-                        used=int(r.used[run, j])))
-    card = Scorecard(
-        truth=truth,
-        estimates=pd.DataFrame(est_rows, columns=["method", "set", "shift", "model", "estimate",
-                                                  "accuracy"]),
-        ranking=pd.DataFrame(rank_rows, columns=["method", "set", "shift", "spearman", "kendall",
-                                                 "regret"]),
-        fewlabel=pd.DataFrame(few_rows, columns=["method", "set", "shift", "budget", "run",
-                                                 "regret", "p_best", "spearman", "kendall", "mae",
-                                                 "bias", "used"]),
-        failures=pd.DataFrame(fails, columns=["method", "kind", "set", "error"]),
-        timings=pd.DataFrame(times, columns=["method", "kind", "set", "seconds"]),
-        not_applicable=pd.DataFrame([dict(method=m, kind=k, reason=r) for (m, k), r in na.items()],
-                                    columns=["method", "kind", "reason"]),
-    )
-    card.summary = summarise(card, src)
-    return card
+        rows.rank.append(dict(method=m.name, set=s, shift=kind, spearman=spearman(sc, A),
+                              kendall=kendall_tau_b(sc, A), regret=mt.top1_regret(sc, A)))
+
+
+def _score_fewlabel(rows: _Rows, ms: Sequence[Method], s: str, kind: str, P: np.ndarray,
+                    y: np.ndarray, A: np.ndarray, ctx: dict[str, Any], budgets: Sequence[int],
+                    n_runs: Mapping[str, int] | int | None, seed: int) -> None:
+    """Every few-label method on target set ``s`` with its labels ``y`` as the oracle, at the
+    budgets that fit the set: one row per budget and run (regret, P(best) and correlations
+    where the zoo has two or more models; MAE and bias where the method estimates accuracy)."""
+    N, M = P.shape[1], P.shape[0]
+    bs = [b for b in budgets if b <= N]
+    if not bs:
+        return
+    sel = M >= 2  # regret, P(best), correlations compare models (reading R2)
+    for m in ms:
+        if missing(m, ctx):
+            continue
+        R = (n_runs if isinstance(n_runs, int) else
+             (n_runs or DEFAULT_RUNS).get(m.name, DEFAULT_RUNS.get(m.name, 20)))
+        try:
+            r, dt = _timed(call, "fewlabel", m.name, P, y, bs, seed, R, **ctx)
+            rows.times.append(dict(method=m.name, kind="fewlabel", set=s, seconds=dt))
+        except Exception as exc:
+            rows.fails.append(dict(method=m.name, kind="fewlabel", set=s, error=repr(exc)[:200]))
+            continue
+        for j, b in enumerate(r.budgets):
+            for run in range(r.best.shape[0]):
+                acc_hat = r.accuracy[run, j]
+                est = np.isfinite(acc_hat).all()
+                rows.few.append(dict(
+                    method=m.name, set=s, shift=kind, budget=b, run=run,
+                    regret=float(A.max() - A[r.best[run, j]]) if sel else np.nan,
+                    p_best=float(A[r.best[run, j]] >= A.max()) if sel else np.nan,
+                    spearman=spearman(r.scores[run, j], A) if sel else np.nan,
+                    kendall=kendall_tau_b(r.scores[run, j], A) if sel else np.nan,
+                    mae=mt.mae(acc_hat, A) if est else np.nan,
+                    bias=mt.bias(acc_hat, A) if est else np.nan,
+                    used=int(r.used[run, j])))
 
 
 def _one_model_reason(kind: str, name: str) -> str:
     """Why method ``name`` of ``kind`` cannot run on a zoo of one model ("" if it can)."""
     if kind == "rank":
-        return f"{ONE_MODEL} (ranking orders two or more, spec 12.2)"
+        return f"{ONE_MODEL} (ranking orders two or more, docs/methods.md R2)"
     if kind == "estimate" and name in NEEDS_TWO_MODELS:
-        return f"{ONE_MODEL} (it reads agreement between models, spec 6-7)"
+        return f"{ONE_MODEL} (it reads agreement between models, docs/methods.md R8-R9)"
     if kind == "fewlabel" and name in SELECTION_ONLY:
-        return f"{ONE_MODEL} (it selects a model, spec 9-10)"
+        return f"{ONE_MODEL} (it selects a model, docs/methods.md R11-R12)"
     return ""
 
 
 def unscored(reason: str) -> Scorecard:
     """The scorecard of a zoo that cannot be scored at all (e.g. only multi-label test sets:
-    spec 0.2 and 12 define accuracy as ``argmax == y`` on labels of shape (N,), so no metric is
+    readings R1 and R2 define accuracy as ``argmax == y`` on labels of shape (N,), so no metric is
     invented for them): empty long tables; each summary table one row per registered method of
     its kind, shift ``all``, with ``reason`` as its note."""
     def empty(cols: list[str]) -> pd.DataFrame:
@@ -273,7 +344,7 @@ def unscored(reason: str) -> Scorecard:
 def _by_kind(df: pd.DataFrame, per_set: pd.DataFrame, keys: list[str], cols: list[str],
              src: str | None) -> pd.DataFrame:
     """Aggregate per-set values per shift kind (mean over sets), overall (mean over target sets)
-    and macro (mean over kinds); the source set as its own 'source' row (spec 12)."""
+    and macro (mean over kinds); the source set as its own 'source' row (reading R2)."""
     tgt = per_set[per_set["set"] != src] if src is not None else per_set
     out = []
     if len(tgt):
@@ -303,7 +374,7 @@ def _with_notes(df: pd.DataFrame, card: Scorecard, kind: str, table: str,
 
 
 def summarise(card: Scorecard, src: str | None) -> dict[str, pd.DataFrame]:
-    """Aggregated tables: 'estimation', 'ranking', 'fewlabel' (spec 12.1-12.3); a method that
+    """Aggregated tables: 'estimation', 'ranking', 'fewlabel' (reading R2); a method that
     was not applicable (one model, :func:`unscored`) is a row with shift ``all`` and its note."""
     e = card.estimates.assign(abs_err=lambda d: (d.estimate - d.accuracy).abs(),
                               err=lambda d: d.estimate - d.accuracy)

@@ -1,20 +1,21 @@
-"""Scorecard metrics (scorecard spec section 12): estimation error, ranking agreement, regret."""
+"""Scorecard metrics (docs/methods.md, reading R2): estimation error, top-1 regret, seed
+averaging. The rank correlations are :func:`labelfree.stats.spearman` and
+:func:`labelfree.stats.kendall_tau_b`."""
 
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 
 def mae(est: np.ndarray, true: np.ndarray) -> float:
-    """Mean absolute error over finite cells (12.1); NaN if none."""
+    """Mean absolute error over finite cells; NaN if none."""
     d = np.asarray(est, dtype=np.float64) - np.asarray(true, dtype=np.float64)
     d = d[np.isfinite(d)]
     return float(np.abs(d).mean()) if d.size else float("nan")
 
 
 def bias(est: np.ndarray, true: np.ndarray) -> float:
-    """Mean signed error ``mean(est - true)`` over finite cells (12.1)."""
+    """Mean signed error ``mean(est - true)`` over finite cells."""
     d = np.asarray(est, dtype=np.float64) - np.asarray(true, dtype=np.float64)
     d = d[np.isfinite(d)]
     return float(d.mean()) if d.size else float("nan")
@@ -26,28 +27,8 @@ def max_abs_error(est: np.ndarray, true: np.ndarray) -> float:
     return float(d.max()) if d.size else float("nan")
 
 
-def _constant(x: np.ndarray) -> bool:
-    return bool(np.all(x == x[0]))
-
-
-def spearman(score: np.ndarray, acc: np.ndarray) -> float:
-    """Spearman rho with average ranks for ties (12.2); NaN for a constant input or non-finite score."""
-    s, a = np.asarray(score, dtype=np.float64), np.asarray(acc, dtype=np.float64)
-    if len(s) < 2 or not np.all(np.isfinite(s)) or _constant(s) or _constant(a):
-        return float("nan")
-    return float(stats.spearmanr(s, a).statistic)
-
-
-def kendall(score: np.ndarray, acc: np.ndarray) -> float:
-    """Kendall tau-b (scipy default, 12.2); NaN for a constant input or non-finite score."""
-    s, a = np.asarray(score, dtype=np.float64), np.asarray(acc, dtype=np.float64)
-    if len(s) < 2 or not np.all(np.isfinite(s)) or _constant(s) or _constant(a):
-        return float("nan")
-    return float(stats.kendalltau(s, a).statistic)
-
-
 def top1_regret(score: np.ndarray, acc: np.ndarray) -> float:
-    """``max A - A[argmax score]``; ties on the top score -> mean regret over them (12.2)."""
+    """``max A - A[argmax score]``; ties on the top score -> mean regret over them."""
     s, a = np.asarray(score, dtype=np.float64), np.asarray(acc, dtype=np.float64)
     if not np.all(np.isfinite(s)):
         return float("nan")
@@ -56,7 +37,7 @@ def top1_regret(score: np.ndarray, acc: np.ndarray) -> float:
 
 
 def mean_se(x: np.ndarray) -> tuple[float, float]:
-    """Mean and standard error over finite values (seed averaging, 12.3); se 0 for one value."""
+    """Mean and standard error over finite values (seed averaging); se 0 for one value."""
     v = np.asarray(x, dtype=np.float64)
     v = v[np.isfinite(v)]
     if v.size == 0:

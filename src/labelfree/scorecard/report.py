@@ -1,14 +1,19 @@
-"""Tables (csv + markdown) and one figure of a zoo's scorecard (issue 18 item 4)."""
+"""Tables (csv + markdown) and one figure of a zoo's scorecard (docs/methods.md)."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
+import matplotlib
 
-from .core import ONE_MODEL, Scorecard
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from labelfree.scorecard.core import ONE_MODEL, Scorecard  # noqa: E402
 
 TABLES = ("estimation", "ranking", "fewlabel")
 
@@ -28,13 +33,13 @@ def markdown(card: Scorecard, zoo: str = "zoo") -> str:
     parts = [f"# Scorecard: {zoo}", ""]
     if card.unscored:
         return "\n".join(parts + [f"Not scored: {card.unscored}", ""])
-    spec = [("estimation", "mae", "Label-free accuracy estimation: MAE vs true accuracy"),
+    panels = [("estimation", "mae", "Label-free accuracy estimation: MAE vs true accuracy"),
             ("ranking", "spearman", "Label-free ranking: Spearman rho vs true accuracy"),
             ("ranking", "kendall", "Label-free ranking: Kendall tau-b"),
             ("ranking", "regret", "Label-free ranking: top-1 regret (accuracy lost)"),
             ("fewlabel", "regret", "Few-label: top-1 regret vs label budget"),
             ("fewlabel", "mae", "Few-label: accuracy MAE vs label budget (estimators)")]
-    for table, value, title in spec:
+    for table, value, title in panels:
         t = pivot(card, table, value)
         if t.empty or t.isna().all().all():
             continue
@@ -69,11 +74,6 @@ def figure(card: Scorecard, path: str | Path, zoo: str = "zoo") -> Path:
     """Three panels: estimation MAE per shift kind, ranking Spearman per shift kind, few-label
     top-1 regret vs budget (overall, mean over runs with standard errors); for a zoo of one
     model, whose regret is not applicable, the few-label methods' accuracy MAE vs budget."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     fig, ax = plt.subplots(1, 3, figsize=(16, 5))
     for a, (table, value, title) in zip(
         ax[:2], [("estimation", "mae", "estimation MAE"), ("ranking", "spearman", "ranking Spearman")],
@@ -119,8 +119,6 @@ def figure(card: Scorecard, path: str | Path, zoo: str = "zoo") -> Path:
     else:
         a.set_axis_off()
     if card.unscored:
-        import textwrap
-
         fig.suptitle(textwrap.fill(f"{zoo}: not scored: {card.unscored}", 120), fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -161,7 +159,7 @@ COVERAGE_COLUMNS = ["zoo", "models", "scored_testsets", "scorecard", "reason"]
 
 def coverage(rows: Sequence[Mapping[str, object]],
              best: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """extra-all-zoos: the parse-time rows (labelfree.studyplan.scorecard_coverage) with the
+    """extra-all-zoos: the parse-time rows (labelfree.scorecard.plan.scorecard_coverage) with the
     reason a scorecard job found when it read the labels: a zoo whose ``best`` table
     (:func:`best_per_kind`) names no estimator and carries a note, e.g. multi-label labels only
     (labelfree.scorecard.core.unscored), is ``no`` with that note and no scored test set."""

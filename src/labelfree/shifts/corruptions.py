@@ -1,8 +1,8 @@
 """The 15 corruptions of the -C benchmarks for any image size and channel count.
 
-laf spec section 5.2 gives the parameters (tables in :mod:`labelfree.shifts.params`); the
-formulas follow the reference CIFAR-10-C / ImageNet-C code (Hendrycks & Dietterich 2019), with
-these documented deviations:
+The parameters are LaF's and CIFAR-10-C's (docs/shifts.md, reading R1; tables in
+:mod:`labelfree.shifts.params`); the formulas follow the reference CIFAR-10-C / ImageNet-C code
+(Hendrycks & Dietterich 2019), with these documented deviations:
 
 * **Size scaling.** Pixel-valued parameters are multiplied by ``s = sqrt(H W) / ref`` (ref = 28
   for the mnist table, 32 for cifar), so 8x8 digits and 224x224 photos get the same relative
@@ -13,16 +13,17 @@ these documented deviations:
   drawn on the reference grid and resampled to the image (blur radius and sigma scaled). Relative parameters (zoom factors, pixelate ratio, fog and frost fields
   generated at the image size, elastic's ``28 x (...)`` already relative) need no other rule.
 * **Motion blur** (ImageMagick in the reference) is a one-sided line kernel with Gaussian tap
-  weights at the same radius and sigma and a random angle, sampled bilinearly (spec 5.2).
+  weights at the same radius and sigma and a random angle, sampled bilinearly (docs/shifts.md,
+  reading R2).
 * **Frost** uses procedural textures (:func:`labelfree.shifts.ops.frost_textures`) instead of
-  the photographs (spec 5.2).
+  the photographs (docs/shifts.md, reading R2).
 * **Glass blur** replaces the reference's sequential pixel-by-pixel swap loop by passes of
   disjoint local swaps (three passes per iteration, each pair swapped with probability 1/2,
-  spec 5.2), vectorised over pixels and images.
+  docs/shifts.md, reading R2), vectorised over pixels and images.
 * Zoom uses a continuous bilinear centre zoom instead of crop + ``scipy.ndimage.zoom``.
 
 Every function takes a float batch (N, H, W, C) in [0, 1] and returns floats; :func:`corrupt`
-converts uint8 in and out (clip to [0, 1], x255, truncate: spec 5.2).
+converts uint8 in and out (clip to [0, 1], x255, truncate: docs/shifts.md, reading R1).
 """
 
 from __future__ import annotations
@@ -62,12 +63,12 @@ class Context:
 
 
 def gaussian_noise(x: Array, c: float, ctx: Context) -> Array:
-    """``x + N(0, c^2)`` per element (spec 5.2, Gaussian noise sigma)."""
+    """``x + N(0, c^2)`` per element (Gaussian noise sigma)."""
     return x + np.float32(c) * ctx.rng.standard_normal(size=x.shape, dtype=np.float32)
 
 
 def shot_noise(x: Array, c: float, ctx: Context) -> Array:
-    """``poisson(x c) / c`` per element (spec 5.2, Poisson rate c)."""
+    """``poisson(x c) / c`` per element (Poisson rate c)."""
     return (ctx.rng.poisson(x.astype(np.float64) * c) / c).astype(np.float32)
 
 
@@ -95,7 +96,7 @@ def defocus_kernel(radius: float, alias_blur: float, s: float) -> Array:
 
 
 def defocus_blur(x: Array, c: tuple[float, float], ctx: Context) -> Array:
-    """Convolution with an anti-aliased disk (radius, alias sigma) (spec 5.2)."""
+    """Convolution with an anti-aliased disk (radius, alias sigma)."""
     return ops.filter2d(x, defocus_kernel(c[0], c[1], ctx.scale))
 
 
@@ -144,13 +145,14 @@ def glass_blur(x: Array, c: tuple[float, int, int], ctx: Context) -> Array:
 
 
 def motion_blur(x: Array, c: tuple[float, float], ctx: Context) -> Array:
-    """Line-kernel motion blur (radius, sigma), angle U(-45, 45) degrees per image (spec 5.2)."""
+    """Line-kernel motion blur (radius, sigma), angle U(-45, 45) degrees per image (docs/shifts.md,
+    reading R2)."""
     angles = ctx.rng.uniform(-45, 45, size=len(x))
     return ops.motion_blur(x, c[0] * ctx.scale, c[1] * ctx.scale, angles)
 
 
 def zoom_blur(x: Array, c: Array, ctx: Context) -> Array:
-    """Mean of the image and its centre zooms by each factor in ``c`` (spec 5.2)."""
+    """Mean of the image and its centre zooms by each factor in ``c``."""
     out = x.copy()
     for z in c:
         out += ops.centre_zoom(x, float(z))
@@ -163,7 +165,7 @@ def zoom_blur(x: Array, c: Array, ctx: Context) -> Array:
 
 
 def snow(x: Array, c: tuple[float, ...], ctx: Context) -> Array:
-    """Thresholded, zoomed, motion-blurred noise flakes over a brightened image (spec 5.2)."""
+    """Thresholded, zoomed, motion-blurred noise flakes over a brightened image."""
     n, h, w, _ = x.shape
     loc, scale, zoom, threshold, radius, sigma, mix = c
     # The flake layer is drawn on the table's reference grid (28 or 32 px, aspect kept) and
@@ -228,14 +230,14 @@ def brightness(x: Array, c: float, ctx: Context) -> Array:
 
 
 def contrast(x: Array, c: float, ctx: Context) -> Array:
-    """``(x - mean) c + mean`` with the per-image, per-channel mean (spec 5.2)."""
+    """``(x - mean) c + mean`` with the per-image, per-channel mean."""
     means = x.mean(axis=(1, 2), keepdims=True)
     return (x - means) * c + means
 
 
 def elastic_transform(x: Array, c: tuple[float, float, float], ctx: Context) -> Array:
     """Random affine (corner jitter ``affine``) then a smoothed random displacement field
-    (scale ``alpha``, smoothing ``sigma``), bilinear, reflected borders (spec 5.2)."""
+    (scale ``alpha``, smoothing ``sigma``), bilinear, reflected borders."""
     n, h, w, _ = x.shape
     alpha, sigma, affine = (v * ctx.scale for v in c)
     # random affine, OpenCV conventions: points are (x, y); dst(p) = src(M^-1 p)
@@ -348,9 +350,9 @@ def corrupt(
     """Apply ``corruption`` at ``severity`` (1..5) to a uint8 batch (N, H, W, C).
 
     ``params``: ``auto`` (mnist table for 1 channel, cifar for 3), ``mnist`` or ``cifar``
-    (laf spec 5.2). ``rng``: a Generator or an int seed (the workflow passes
+    (docs/shifts.md, reading R1). ``rng``: a Generator or an int seed (the workflow passes
     ``labelfree.seeds.rng(seed, dataset, corruption, severity)``). Returns uint8 of the same
-    shape: clipped to [0, 1], x255, truncated (spec 5.2).
+    shape: clipped to [0, 1], x255, truncated (docs/shifts.md, reading R1).
     """
     x = np.asarray(x)
     if x.dtype != np.uint8 or x.ndim != 4:

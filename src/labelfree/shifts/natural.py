@@ -1,13 +1,13 @@
 """Natural-shift (style-change) test sets for the embedded digits and other small images.
 
-laf spec section 8 asks for a natural-shift split; syp spec section 6.4 names the style changes:
+Style changes of the ``id`` set stand in for natural shifts offline (docs/shifts.md, reading R4):
 stroke thickening / thinning (``grey_dilation`` / ``grey_erosion``, size 2), small shear and
 down-up sampling, each with randomised per-image parameters. The labels are kept; only the
 rendering of each image changes. All functions take uint8 (N, H, W, C) and return uint8 of the
 same shape; randomness comes from the Generator passed in (the workflow seeds it from the
 config seed, the dataset and the shift name).
 
-Sizes scale with the image (reference side 16, the upsampled digits of syp spec 6.1): the
+Sizes scale with the image (reference side 16, digits upsampled twice): the
 structuring element is ``max(2, round(2 * side / 16))`` pixels.
 """
 
@@ -43,12 +43,12 @@ def _blend_morph(x: Array, op: Callable[..., Array], rng: np.random.Generator) -
 
 
 def thick(x: Array, rng: np.random.Generator) -> Array:
-    """Thicker strokes: blend towards the grey dilation (syp spec 6.4)."""
+    """Thicker strokes: blend towards the grey dilation (docs/shifts.md, reading R4)."""
     return _blend_morph(x, ndimage.grey_dilation, rng)
 
 
 def thin(x: Array, rng: np.random.Generator) -> Array:
-    """Thinner strokes: blend towards the grey erosion (syp spec 6.4)."""
+    """Thinner strokes: blend towards the grey erosion (docs/shifts.md, reading R4)."""
     return _blend_morph(x, ndimage.grey_erosion, rng)
 
 

@@ -23,7 +23,7 @@ def to_float(x: Array) -> Array:
 
 
 def to_uint8(x: Array) -> Array:
-    """Clip to [0, 1], multiply by 255 and truncate to uint8 (laf spec 5.2)."""
+    """Clip to [0, 1], multiply by 255 and truncate to uint8 (docs/shifts.md, reading R1)."""
     return (np.clip(x, 0.0, 1.0) * np.float32(255)).astype(np.uint8)
 
 
@@ -244,7 +244,8 @@ def motion_kernels(
 
 def motion_blur(x: Array, radius: float, sigma: float, angles_deg: Array) -> Array:
     """One-sided line-kernel blur, the offline substitute of ImageMagick's motion blur
-    (laf spec 5.2): ``out(p) = sum_i w_i x(p + i (sin a, cos a))``, per-image angle ``a``."""
+    (docs/shifts.md, reading R2): ``out(p) = sum_i w_i x(p + i (sin a, cos a))``, per-image
+    angle ``a``."""
     kernels = motion_kernels(radius, sigma, angles_deg, x.shape[1], x.shape[2])
     return correlate_per_image(x, kernels)
 
@@ -362,8 +363,8 @@ def pil_resize(x: Array, height: int, width: int, resample: int) -> Array:
 def frost_textures(height: int, width: int, count: int = 5) -> Array:
     """``count`` procedural frost textures (count, 4H, 4W) in [0, 1], fixed seeds.
 
-    Offline substitute for the -C benchmarks' frost photographs (laf spec 5.2): a smooth
-    multi-octave noise base plus ridged noise (thin bright veins like ice crystals). The
+    Offline substitute for the -C benchmarks' frost photographs (docs/shifts.md, reading R2): a
+    smooth multi-octave noise base plus ridged noise (thin bright veins like ice crystals). The
     textures are four times the image side, so an image-sized crop shows part of the pattern,
     as a crop of the reference photographs does. Seeds are constants, like fixed files.
     """

@@ -1,4 +1,4 @@
-"""Parameter tables of the 15 corruptions (laf spec section 5.2).
+"""Parameter tables of the 15 corruptions (docs/shifts.md, reading R1).
 
 Two tables, one entry per severity 1..5:
 
@@ -130,7 +130,7 @@ def resolve_table(params: str, channels: int) -> str:
 
 
 def table_entry(table: str, corruption: str, severity: int) -> Any:
-    """The parameter of ``corruption`` at ``severity`` in ``table`` (laf spec 5.2)."""
+    """The parameter of ``corruption`` at ``severity`` in ``table`` (docs/shifts.md, reading R1)."""
     if table not in _TABLE_DATA:
         raise ValueError(f"unknown parameter table {table!r}; known: {list(TABLES)}")
     if corruption not in _TABLE_DATA[table]:

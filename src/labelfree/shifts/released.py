@@ -1,4 +1,4 @@
-"""Readers of released -C archives (laf spec 5.1), preferred over regeneration when configured.
+"""Readers of released -C archives (LaF paper, Section 4.3), preferred over regeneration when configured.
 
 Two on-disk layouts are recognised:
 
@@ -7,7 +7,8 @@ Two on-disk layouts are recognised:
 * **MNIST-C** (Mu & Gilmer 2019): ``<root>/<corruption>/test_images.npy`` (N, 28, 28[, 1]) and
   ``test_labels.npy``; one level per corruption, no severities. MNIST-C ships only 6 of the 15
   corruptions (shot_noise, impulse_noise, glass_blur, motion_blur, fog, brightness) - LaF built
-  its MNIST-C with the 15 CIFAR-10-C types instead (spec 5.1), which is what regeneration does.
+  its MNIST-C with the 15 CIFAR-10-C types instead (docs/shifts.md, reading R3), which is what
+  regeneration does.
 
 Instead of a directory, a source may name a release of the data layer (``mnist_c`` or
 ``cifar10_c``, :mod:`labelfree.data.corrupted`): it is then read straight from the verified
@@ -20,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from labelfree.data.base import DataError
+from labelfree.data.corrupted import RELEASES, load_corrupted, release
 from labelfree.shifts.params import CORRUPTIONS, SEVERITIES
 
 
@@ -43,8 +46,6 @@ DATA_ROOT = "resources/data"
 
 def release_name(source: str | Path) -> str | None:
     """The data layer's release name if ``source`` is one (``mnist_c``, ``cifar10_c``)."""
-    from labelfree.data.corrupted import RELEASES
-
     return str(source) if str(source) in RELEASES else None
 
 
@@ -70,8 +71,6 @@ def available(root: str | Path, single_level_severity: int = 3) -> set[tuple[str
     """The (corruption, severity) pairs the archive holds, in our names."""
     name = release_name(root)
     if name is not None:
-        from labelfree.data.corrupted import release
-
         rel = release(name)
         levels = rel.severities if len(rel.severities) > 1 else (single_level_severity,)
         return {(c, s) for c in CORRUPTIONS if c in rel.corruptions for s in levels}
@@ -140,9 +139,6 @@ def load_released(
         )
     name = release_name(root)
     if name is not None:
-        from labelfree.data.base import DataError
-        from labelfree.data.corrupted import load_corrupted, release
-
         levels = release(name).severities
         level = severity if len(levels) > 1 else levels[0]
         try:

@@ -58,7 +58,8 @@ def corruption_sets(
     single_level_severity: int = 3,
     fallback: str = "error",
 ) -> dict[int, TestSet]:
-    """The ``{corruption}-{severity}`` sets of one dataset (laf spec 5.1, 5.2).
+    """The ``{corruption}-{severity}`` sets of one dataset (LaF paper, Section 4.3; docs/shifts.md,
+    reading R1).
 
     With ``released`` (a -C archive directory) the archive's sets are used; sets it lacks are
     regenerated when ``fallback == "generate"`` and refused (one error listing all of them)
@@ -100,7 +101,7 @@ def corruption_sets(
 def natural_sets(
     x: np.ndarray, y: np.ndarray, names: Iterable[str], *, seed: int, dataset: str
 ) -> dict[str, TestSet]:
-    """The natural-shift sets of one dataset (laf spec 8, syp spec 6.4), labels kept."""
+    """The natural-shift sets of one dataset (docs/shifts.md, reading R4), labels kept."""
     out = {}
     for name in names:
         out[name] = TestSet(

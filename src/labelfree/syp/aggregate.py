@@ -1,4 +1,5 @@
-"""From per-sample oracle scores to a dataset accuracy (spec 2.9) and the RMSE metric (spec 4.1)."""
+"""From per-sample oracle scores to a dataset accuracy and the RMSE metric (docs/syp.md, readings
+R8 and R10)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ MODES = ("threshold", "mean")
 
 
 def set_accuracy(q: np.ndarray, tau: float = 0.5, mode: str = "threshold") -> float:
-    """Predicted accuracy in percent: ``100 mean(q > tau)`` [code], or ``100 mean(q)`` (soft)."""
+    """Predicted accuracy in percent: ``100 mean(q > tau)`` (authors' code), or ``100 mean(q)``
+    (soft)."""
     q = np.asarray(q, dtype=np.float64)
     if q.size == 0:
         raise ValueError("set_accuracy: empty score vector")
@@ -22,14 +24,16 @@ def set_accuracy(q: np.ndarray, tau: float = 0.5, mode: str = "threshold") -> fl
 
 
 def ensemble_scores(*qs: np.ndarray) -> np.ndarray:
-    """Average the per-sample scores of several oracles before thresholding (spec 2.9)."""
+    """Average the per-sample scores of several oracles before thresholding (docs/syp.md,
+    reading R8)."""
     if not qs:
         raise ValueError("ensemble_scores: no score vectors")
     return np.mean(np.stack([np.asarray(q, dtype=np.float64) for q in qs]), axis=0)
 
 
 def rmse(true: np.ndarray, pred: np.ndarray) -> float:
-    """``sqrt(mean((true - pred)^2))`` (spec 4.1, with the 1/M the paper's eq. 16 omits)."""
+    """``sqrt(mean((true - pred)^2))`` (with the 1/M the paper's eq. 16 omits: docs/syp.md,
+    reading R10)."""
     t = np.asarray(true, dtype=np.float64)
     p = np.asarray(pred, dtype=np.float64)
     if t.shape != p.shape or t.size == 0:
@@ -40,9 +44,10 @@ def rmse(true: np.ndarray, pred: np.ndarray) -> float:
 def select_tau(
     scores: Sequence[np.ndarray], true_acc: np.ndarray, grid: Sequence[float]
 ) -> tuple[float, dict[float, float]]:
-    """Pick ``tau`` from ``grid`` with the lowest RMSE on labelled validation sets (spec 2.9).
+    """Pick ``tau`` from ``grid`` with the lowest RMSE on labelled validation sets (docs/syp.md,
+    reading R8).
 
-    Uses validation labels (flag it in outputs, spec check 21). Ties go to the first grid value.
+    Uses validation labels (the tables flag it). Ties go to the first grid value.
     Returns the chosen tau and the RMSE of every grid value.
     """
     if not grid:

@@ -1,4 +1,5 @@
-"""Dataset-level baselines with linear regression on meta-sets (spec section 3).
+"""Dataset-level baselines with linear regression on meta-sets (paper Section 4.1, Table 1;
+docs/syp.md, reading R9).
 
 Each baseline turns a set into one scalar score; a ``LinearRegression`` fitted on the meta-sets maps
 score -> accuracy (percent). ConfScore, Entropy, ATC (kit version), FD and Rotation are the paper's;
@@ -12,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from labelfree.syp.indicators import atc_index, entropy
+from labelfree.numerics import entropy
+from labelfree.syp.indicators import atc_index
 
 REGRESSION_METHODS = ("Rotation", "ConfScore", "Entropy", "ATC", "FD")
 
@@ -35,12 +37,13 @@ def atc_kit_threshold(id_probs: np.ndarray, id_labels: np.ndarray) -> float:
 
 
 def atc_kit_score(probs: np.ndarray, t_s: float) -> float:
-    """Kit ATC score: percentage of samples with ``-H < t_s`` (the kit's tail, spec 3)."""
+    """Kit ATC score: percentage of samples with ``-H < t_s`` (the kit's tail: docs/syp.md,
+    reading R9)."""
     return float(100.0 * np.mean(-entropy(probs) < t_s))
 
 
 def atc_garg_threshold(id_probs: np.ndarray, id_labels: np.ndarray) -> float:
-    """ATC as in Garg et al. (spec 3, option ``atc_correct``; not in the SYP paper): on ``s = -H``
+    """ATC as in Garg et al. (not in the SYP paper; docs/syp.md, reading R9): on ``s = -H``
     the threshold ``t'`` with fraction(``s < t'``) = clean error, i.e. ``sorted(s)[round(err N)]``."""
     err = 1.0 - float(np.mean(np.asarray(id_probs).argmax(axis=1) == id_labels))
     s = np.sort(-entropy(id_probs))
@@ -65,7 +68,8 @@ def rotation_labels(n: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class RotationHead:
-    """A 4-way linear head on frozen penultimate features predicting the rotation (spec 3)."""
+    """A 4-way linear head on frozen penultimate features predicting the rotation (docs/syp.md,
+    reading R9)."""
 
     clf: Any  # a fitted sklearn.linear_model.LogisticRegression
 
@@ -78,8 +82,11 @@ class RotationHead:
 
 def fit_rotation_head(feats_by_angle: np.ndarray, seed: int = 0, c: float = 1.0) -> RotationHead:
     """Train the rotation head on the classifier's training set, all four rotations, cross-entropy,
-    backbone frozen ([spec] for the kit's undocumented heads)."""
-    from sklearn.linear_model import LogisticRegression  # imported on use: a slow import
+    backbone frozen (our reading for the kit's undocumented heads: docs/syp.md, reading R9)."""
+    # deferred: scikit-learn takes seconds to import (5-7 s on the shared 2-core machine); only
+    # the syp_indicators job fits a head, syp_tables and the scorecard import this module
+    # without it
+    from sklearn.linear_model import LogisticRegression
 
     n = len(feats_by_angle) // 4
     if n * 4 != len(feats_by_angle):
@@ -103,7 +110,8 @@ class LinearFit:
 
 def fit_linear(scores: np.ndarray, acc: np.ndarray) -> LinearFit:
     """``sklearn.linear_model.LinearRegression`` of accuracy (percent) on one scalar score."""
-    from sklearn.linear_model import LinearRegression  # imported on use: a slow import
+    # deferred: scikit-learn, as in fit_rotation_head
+    from sklearn.linear_model import LinearRegression
 
     s = np.asarray(scores, dtype=np.float64).reshape(-1, 1)
     a = np.asarray(acc, dtype=np.float64)

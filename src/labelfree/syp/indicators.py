@@ -1,8 +1,10 @@
-"""SYP per-sample indicators (spec sections 2.2-2.4), vectorised over a whole test set.
+"""SYP per-sample indicators (paper Sections 3.2-3.3; docs/syp.md, readings R1-R4), vectorised
+over a whole test set.
 
 Model-based: entropy H, the ATC term A, the dataset-level Frechet distance FD.
 Image-based (classifier-independent): pixel standard deviation, the pixel entropy term and the
-Laplacian-variance blur. The feature vector is ``[H, A, std, IE, blur, FD]`` (spec 2.4); FD is
+Laplacian-variance blur. The feature vector is ``[H, A, std, IE, blur, FD]`` (paper eq. 12 in
+the authors' code's order); FD is
 constant over the rows of a set.
 """
 
@@ -13,40 +15,20 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
-from labelfree.syp.layout import COLUMNS  # noqa: F401  (column order, spec 2.4)
+from labelfree.numerics import entropy
 
-#: The kit's classifier normalisation constants (spec 2.1), used by the reference blur.
+#: The DataCV 2023 kit's classifier normalisation constants, used by the reference blur
+#: (docs/syp.md, reading R4).
 KIT_MEAN = (0.4914, 0.4822, 0.4465)
 KIT_STD = (0.2023, 0.1994, 0.2010)
 ATC_FORMS = ("difference", "ratio", "binary")
 BLUR_FORMS = ("reference", "clean")
 
 
-def softmax(logits: np.ndarray) -> np.ndarray:
-    """Row-wise softmax of (N, K) logits in float64 (numerically stable)."""
-    z = np.asarray(logits, dtype=np.float64)
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def entropy(probs: np.ndarray) -> np.ndarray:
-    """Shannon entropy ``-sum_k p_k ln p_k`` per row (spec 2.2, paper eq. 2 with its sign fixed).
-
-    Matches ``scipy.stats.entropy`` on each row; 0 ln 0 = 0. Returns (N,) float64.
-    """
-    p = np.asarray(probs, dtype=np.float64)
-    if p.ndim != 2:
-        raise ValueError(f"entropy: probs must be (N, K), got shape {p.shape}")
-    p = p / p.sum(axis=1, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(p > 0, -p * np.log(p), 0.0)
-    return terms.sum(axis=1)
-
-
 @dataclass(frozen=True)
 class ATCThreshold:
-    """The entropy threshold ``t`` and the clean accuracy ``a`` it was derived from (spec 2.2)."""
+    """The entropy threshold ``t`` and the clean accuracy ``a`` it was derived from (docs/syp.md,
+    reading R2)."""
 
     t: float
     accuracy: float
@@ -54,10 +36,11 @@ class ATCThreshold:
 
 
 def atc_threshold(probs: np.ndarray, labels: np.ndarray) -> ATCThreshold:
-    """ATC threshold on the clean in-distribution test set [code]: ``t = sorted(H)[ceil(a N)]``.
+    """ATC threshold on the clean in-distribution test set (authors' code):
+    ``t = sorted(H)[ceil(a N)]``.
 
     0-based index, clipped to N-1 when a = 1. The fraction of clean samples with ``H < t`` then
-    equals the clean accuracy ``a`` (exactly with distinct entropies; spec check 2).
+    equals the clean accuracy ``a`` (exactly with distinct entropies; docs/syp.md, reading R2).
     """
     p = np.asarray(probs)
     y = np.asarray(labels)
@@ -69,7 +52,7 @@ def atc_threshold(probs: np.ndarray, labels: np.ndarray) -> ATCThreshold:
 
 
 def atc_index(n_correct: int, n: int) -> int:
-    """``ceil(a N)`` with ``a = n_correct / N``, i.e. ``n_correct``, clipped to N - 1 (spec 2.2).
+    """``ceil(a N)`` with ``a = n_correct / N``, i.e. ``n_correct``, clipped to N - 1 (reading R2).
 
     Integer arithmetic: the float product ``(k / N) * N`` rounds up to k + 1 for some k (576 of the
     10,001 possible counts at N = 10,000), which would move the threshold one sample up. For the
@@ -79,7 +62,7 @@ def atc_index(n_correct: int, n: int) -> int:
 
 
 def atc_indicator(h: np.ndarray, t: float, form: str = "difference") -> np.ndarray:
-    """The per-sample ATC column (spec 2.2).
+    """The per-sample ATC column (docs/syp.md, reading R2).
 
     ``difference`` (reference code, ResNet-56 script): ``t - H``; ``ratio`` (RepVGG-A0 script):
     ``H / t``; ``binary`` (paper eq. 3-4 on negative entropy): ``1[-H > -t]`` = ``1[H < t]``.
@@ -97,7 +80,7 @@ def atc_indicator(h: np.ndarray, t: float, form: str = "difference") -> np.ndarr
 
 
 # ---------------------------------------------------------------------------------------------
-# Frechet distance (spec 2.2, paper eq. 5-7)
+# Frechet distance (paper eq. 5-7; docs/syp.md, reading R3)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -118,7 +101,7 @@ def feature_stats(feats: np.ndarray) -> FeatureStats:
 
 
 def frechet_distance(a: FeatureStats, b: FeatureStats, eps: float = 1e-6) -> float:
-    """Squared Frechet distance ``||mu_a-mu_b||^2 + Tr(S_a + S_b - 2 (S_a S_b)^{1/2})`` (spec 2.2).
+    """Squared Frechet distance ``||mu_a-mu_b||^2 + Tr(S_a + S_b - 2 (S_a S_b)^{1/2})`` (paper eq. 7).
 
     ``scipy.linalg.sqrtm``; when the root is not finite, ``eps * I`` is added to both covariances
     and the root retried; a negligible imaginary part is dropped (error if the diagonal's imaginary
@@ -142,7 +125,7 @@ def frechet_distance(a: FeatureStats, b: FeatureStats, eps: float = 1e-6) -> flo
 
 
 # ---------------------------------------------------------------------------------------------
-# image indicators (spec 2.3), vectorised over (N, H, W, C) uint8 images
+# image indicators (paper eq. 8-11; docs/syp.md, reading R4), over (N, H, W, C) uint8 images
 # ---------------------------------------------------------------------------------------------
 
 
@@ -154,18 +137,19 @@ def _check_images(x: np.ndarray) -> np.ndarray:
 
 
 def pixel_std(x: np.ndarray) -> np.ndarray:
-    """Population standard deviation of all raw 0-255 values of each image [code] (N,)."""
+    """Population standard deviation of all raw 0-255 values of each image (authors' code) (N,)."""
     x = _check_images(x)
     return x.reshape(len(x), -1).astype(np.float64).std(axis=1)
 
 
 def pixel_variance(x: np.ndarray) -> np.ndarray:
-    """Paper reading of "variance": Var over all pixels (spec 8; option ``image_form: paper``)."""
+    """Paper reading of "variance": Var over all pixels (eq. 8; option ``image_form: paper``)."""
     return pixel_std(x) ** 2
 
 
 def pixel_entropy_term(x: np.ndarray) -> np.ndarray:
-    """Mean of ``-v ln(v + 1e-6)`` with ``v = pixel / 256`` over all raw values [code] (N,)."""
+    """Mean of ``-v ln(v + 1e-6)`` with ``v = pixel / 256`` over all raw values (authors' code),
+    (N,)."""
     x = _check_images(x)
     v = x.reshape(len(x), -1).astype(np.float64) / 256.0
     return (-v * np.log(v + 1e-6)).mean(axis=1)
@@ -195,7 +179,7 @@ def laplacian_reflect101(img: np.ndarray) -> np.ndarray:
 
 
 def blur_clean(x: np.ndarray) -> np.ndarray:
-    """Clean blurriness (spec 2.3, ``blur_form: clean``): grayscale (mean of channels, 0-255),
+    """Clean blurriness (reading R4, ``blur_form: clean``): grayscale (mean of channels, 0-255),
     3x3 Laplacian with reflect-101 borders, variance per image (N,)."""
     x = _check_images(x)
     gray = x.astype(np.float64).mean(axis=3)
@@ -204,7 +188,7 @@ def blur_clean(x: np.ndarray) -> np.ndarray:
 
 
 def kit_normalise(x: np.ndarray) -> np.ndarray:
-    """Classifier input of the kit (spec 2.1): /255, per-channel (x - mean) / std, NCHW float."""
+    """Classifier input of the kit (reading R4): /255, per-channel (x - mean) / std, NCHW float."""
     x = _check_images(x)
     if x.shape[3] != 3:
         raise ValueError(
@@ -218,12 +202,12 @@ def kit_normalise(x: np.ndarray) -> np.ndarray:
 
 def wrap_uint8(t: np.ndarray) -> np.ndarray:
     """numpy's float->uint8 cast on x86-64 made explicit: truncate toward zero, then wrap mod 256
-    (-2.4 -> 254, -1.5 -> 255, -0.7 -> 0, 2.7 -> 2; spec 2.3)."""
+    (-2.4 -> 254, -1.5 -> 255, -0.7 -> 0, 2.7 -> 2; reading R4)."""
     return (np.trunc(t).astype(np.int64) % 256).astype(np.uint8)
 
 
 def blur_reference(x: np.ndarray) -> np.ndarray:
-    """Reference-code blurriness (spec 2.3, ``blur_form: reference``), reproducing its quirk.
+    """Reference-code blurriness (reading R4, ``blur_form: reference``), reproducing its quirk.
 
     The kit-normalised CHW tensor (3, H, W) is cast to uint8 (wrapping), then read by OpenCV as an
     image of 3 rows, H columns and W channels: a 2-D Laplacian over the (channel, row) plane for each
@@ -238,7 +222,8 @@ def blur_reference(x: np.ndarray) -> np.ndarray:
 def image_indicators(
     x: np.ndarray, blur_form: str = "reference", image_form: str = "code"
 ) -> np.ndarray:
-    """The three image columns ``[std, IE, blur]`` (N, 3) of a set (spec 2.3).
+    """The three image columns ``[std, IE, blur]`` (N, 3) of a set (docs/syp.md,
+    reading R4).
 
     ``image_form: code`` uses the reference code's std and per-pixel entropy term; ``paper`` the
     paper's variance and histogram entropy.
@@ -265,7 +250,7 @@ def indicator_matrix(
     t: float,
     atc_form: str = "difference",
 ) -> np.ndarray:
-    """Assemble the (N, 6) indicator matrix ``[H, A, std, IE, blur, FD]`` of one set (spec 2.4).
+    """Assemble the (N, 6) indicator matrix ``[H, A, std, IE, blur, FD]`` of one set (paper eq. 12).
 
     ``images_ind`` is the (N, 3) output of :func:`image_indicators`; ``fd`` the set's FD to the
     training features, repeated on every row.

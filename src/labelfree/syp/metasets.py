@@ -1,8 +1,8 @@
-"""Meta-training sets (spec 6.3) and validation sets (spec 6.4), numpy/scipy only, seeded.
+"""Meta-training sets and validation sets (docs/syp.md, reading R11), numpy/scipy only, seeded.
 
 Every operation works on a whole batch of images ``(N, H, W, C)`` as float64 in [0, 255] and draws
 its per-image magnitudes as vectors from a generator seeded by ``(seed, set name)``, so image ``i`` of
-set ``k`` is determined by ``(seed, k, i)`` (spec check 22). No Python loop over images or pixels.
+set ``k`` is determined by ``(seed, k, i)`` (and checksummed). No Python loop over images or pixels.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from scipy import ndimage
 
 from labelfree.seeds import rng as seeded_rng
-from labelfree.syp.layout import ValidationPlan  # noqa: F401  (re-exported)
+from labelfree.syp.plan import ValidationPlan
 
 Op = Callable[[np.ndarray, np.random.Generator, float], np.ndarray]
 
@@ -111,7 +111,7 @@ def _square_masks(n: int, h: int, w: int, top, left, size_h, size_w) -> np.ndarr
 
 
 # ---------------------------------------------------------------------------------------------
-# meta-set operations (spec 6.3): f(x, rng, strength) -> x, magnitudes drawn per image
+# meta-set operations (docs/syp.md, reading R11): f(x, rng, strength) -> x, per-image magnitudes
 # ---------------------------------------------------------------------------------------------
 
 
@@ -184,7 +184,7 @@ class MetaSetSpec:
 
 
 def checksum(x: np.ndarray) -> str:
-    """sha256 of the uint8 image bytes (spec check 22)."""
+    """sha256 of the uint8 image bytes (the record of what a set holds)."""
     return hashlib.sha256(np.ascontiguousarray(x).tobytes()).hexdigest()
 
 
@@ -196,7 +196,7 @@ def build_meta_set(
     n_ops: int = 3,
     strength: tuple[float, float] = (0.0, 1.0),
 ) -> tuple[np.ndarray, MetaSetSpec]:
-    """Transform the source split into meta-set ``index`` (spec 6.3).
+    """Transform the source split into meta-set ``index`` (docs/syp.md, reading R11).
 
     ``n_ops`` operations sampled without replacement from ``ops``, random order, per-set strength
     ``s ~ U(strength)`` multiplying every magnitude, per-image magnitudes. Returns uint8 images and
@@ -218,7 +218,8 @@ def build_meta_set(
 
 
 # ---------------------------------------------------------------------------------------------
-# validation corruptions (spec 6.4), severities 1..5; spatial sizes scale with the image side
+# validation corruptions (docs/syp.md, reading R11), severities 1..5; spatial sizes scale with
+# the image side
 # ---------------------------------------------------------------------------------------------
 
 
@@ -417,7 +418,7 @@ CORRUPTIONS: dict[str, Callable[[np.ndarray, np.random.Generator, int], np.ndarr
 
 
 def corrupt(x: np.ndarray, name: str, severity: int, seed: int) -> np.ndarray:
-    """Apply validation corruption ``name`` at ``severity`` (1..5) to uint8 images (spec 6.4)."""
+    """Apply validation corruption ``name`` at ``severity`` (1..5) to uint8 images (reading R11)."""
     if name not in CORRUPTIONS:
         raise ValueError(f"syp validation corruption {name!r} unknown; known {list(CORRUPTIONS)}")
     g = seeded_rng(seed, "syp-val-c", name, severity)
@@ -426,14 +427,15 @@ def corrupt(x: np.ndarray, name: str, severity: int, seed: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------
-# natural shifts (spec 6.4, CIFAR-10-F analogue): Dirichlet class priors + a style change
+# natural shifts (docs/syp.md, reading R11; CIFAR-10-F analogue): Dirichlet class priors + a
+# style change
 # ---------------------------------------------------------------------------------------------
 
 STYLES = ("thicken", "thin", "shear", "downup")
 
 
 def style_change(x: np.ndarray, style: str, g: np.random.Generator) -> np.ndarray:
-    """One style change not used by the meta-sets, randomised parameters (spec 6.4)."""
+    """One style change not used by the meta-sets, randomised parameters (reading R11)."""
     xf = np.asarray(x, dtype=np.float64)
     n, h, w, _ = xf.shape
     if style == "thicken":
@@ -476,7 +478,7 @@ def natural_set(
 def build_validation_sets(
     x: np.ndarray, y: np.ndarray, plan: ValidationPlan, seed: int
 ) -> dict[str, tuple[np.ndarray, np.ndarray, dict]]:
-    """All validation sets from the holdout split: name -> (x uint8, y, info) (spec 6.4)."""
+    """All validation sets from the holdout split: name -> (x uint8, y, info) (reading R11)."""
     out: dict[str, tuple[np.ndarray, np.ndarray, dict]] = {
         "syp-val-clean": (np.asarray(x, dtype=np.uint8), y, {"group": "clean", "shift": "none"})
     }

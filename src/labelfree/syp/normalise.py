@@ -1,9 +1,10 @@
-"""Indicator normalisation (spec 2.5, paper eq. 17-18).
+"""Indicator normalisation (paper eq. 17-18; docs/syp.md, reading R5).
 
-Training rows (all meta-sets) are min-max normalised with pooled minima/maxima [code] or per set
-(``norm_train_scope: per_set``, the paper's implied reading). Evaluation sets are min-max normalised
-within the set, except FD, which uses the meta-sets' FD range and is clipped to [0, 1] [code].
-A zero-range column gives 0, never NaN (spec guard).
+Training rows (all meta-sets) are min-max normalised with pooled minima/maxima (authors' code) or
+per set (``norm_train_scope: per_set``, the paper's implied reading). Evaluation sets are min-max
+normalised within the set, except FD, which uses the meta-sets' FD range and is clipped to [0, 1]
+(authors' code).
+A zero-range column gives 0, never NaN (the authors' code would give NaN).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def minmax_groups(x: np.ndarray, groups: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Normaliser:
-    """Fitted normalisation state (spec 2.5).
+    """Fitted normalisation state (docs/syp.md, reading R5).
 
     ``columns``: indicator names in order; ``lo``/``hi``: pooled training min/max per column (used
     for every column in pooled scope, and for FD at evaluation); ``scope``: pooled | per_set;
@@ -91,7 +92,7 @@ def fit_normaliser(
     scope: str = "pooled",
     enabled: bool = True,
 ) -> Normaliser:
-    """Fit pooled min/max over all training rows (spec 2.5)."""
+    """Fit pooled min/max over all training rows (docs/syp.md, reading R5)."""
     if scope not in SCOPES:
         raise ValueError(f"norm_train_scope {scope!r} is not one of {SCOPES}")
     x = np.asarray(x_train, dtype=np.float64)

@@ -1,4 +1,5 @@
-"""SYP oracle networks ORA-A and ORA-B and their training on meta-sets (spec 2.7-2.8).
+"""SYP oracle networks ORA-A and ORA-B and their training on meta-sets (paper Section 3.4,
+Fig. 3; the authors' code, docs/syp.md, readings R6 and R7).
 
 One oracle per classifier; each training iteration consumes exactly one whole meta-set as its
 batch (iteration ``i`` uses set ``i mod M``), SGD with momentum and a polynomial learning-rate decay,
@@ -14,14 +15,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from labelfree.syp.layout import OracleConfig  # noqa: F401  (re-exported: the oracle's settings)
+from labelfree.syp.plan import OracleConfig
 
 ARCHS = ("A", "B")
 
 
 class OracleA(nn.Module):
-    """ORA-A (spec 2.7): Linear(F,m)-GELU-[Linear(m,m)-GELU-Dropout]x2-Linear(m,m/2)-GELU-Dropout
-    -Linear(m/2,1)-sigmoid with ``m = F r``; 6,241 parameters at F = 6, r = 8."""
+    """ORA-A (docs/syp.md, reading R6):
+    Linear(F,m)-GELU-[Linear(m,m)-GELU-Dropout]x2-Linear(m,m/2)-GELU-Dropout-Linear(m/2,1)-sigmoid
+    with ``m = F r``; 6,241 parameters at F = 6, r = 8."""
 
     def __init__(self, n_features: int = 6, expand: int = 8, dropout: float = 0.0) -> None:
         super().__init__()
@@ -82,10 +84,10 @@ class Attention(nn.Module):
 
 
 class OracleB(nn.Module):
-    """ORA-B (spec 2.7): Linear(F,m)-GELU, each sample as a length-1 sequence, two residual blocks
-    ``x += MHSA(x); x += Linear(GELU(Linear(x)))`` (Dropout 0.1 after the first), head
-    Linear(m,1)-sigmoid; truncated-normal(0.02) weights, zero biases. 28,609 parameters at F=6, r=8.
-    With sequence length 1 the attention softmax is identically 1 (spec note)."""
+    """ORA-B (docs/syp.md, reading R6): Linear(F,m)-GELU, each sample as a length-1 sequence, two
+    residual blocks ``x += MHSA(x); x += Linear(GELU(Linear(x)))`` (Dropout 0.1 after the first),
+    head Linear(m,1)-sigmoid; truncated-normal(0.02) weights, zero biases. 28,609 parameters at F=6, r=8.
+    With sequence length 1 the attention softmax is identically 1 (kept as the authors wrote it)."""
 
     def __init__(
         self, n_features: int = 6, expand: int = 8, dropout: float = 0.1, heads: int = 3
@@ -131,15 +133,17 @@ def count_parameters(model: nn.Module) -> int:
 
 
 def poly_lr(base: float, i: int, iters: int, power: float = 0.9) -> float:
-    """Polynomial decay ``base (1 - i/iters)^power`` (spec 2.8; the paper calls it linear)."""
+    """Polynomial decay ``base (1 - i/iters)^power`` (docs/syp.md, reading R7; the paper calls it
+    linear)."""
     return base * max(0.0, 1.0 - i / iters) ** power
 
 
 def weighted_mse(
     q: torch.Tensor, c: torch.Tensor, adjust: bool, low_acc: float = 0.3, pos_weight: float = 3.0
 ) -> torch.Tensor:
-    """MSE between sigmoid outputs and 0/1 targets (spec 2.8). With ``adjust`` and a batch mean
-    target below ``low_acc``, positives are weighted ``pos_weight`` and negatives 1, then averaged."""
+    """MSE between sigmoid outputs and 0/1 targets (docs/syp.md, reading R7). With ``adjust`` and a
+    batch mean target below ``low_acc``, positives are weighted ``pos_weight`` and negatives 1, then
+    averaged."""
     err = (q - c) ** 2
     if adjust and float(c.mean()) < low_acc:
         w = torch.where(c > 0.5, torch.full_like(c, pos_weight), torch.ones_like(c))
@@ -163,7 +167,7 @@ def train_oracle(
     seed: int,
     threads: int | None = None,
 ) -> TrainResult:
-    """Train one oracle on stacked meta-set rows (spec 2.8).
+    """Train one oracle on stacked meta-set rows (docs/syp.md, reading R7).
 
     ``x`` (R, F) normalised indicators, ``c`` (R,) 0/1 correctness, ``groups`` (R,) meta-set id
     0..M-1 with rows of a set contiguous. ``iters = round(passes * M)``; iteration ``i`` uses the

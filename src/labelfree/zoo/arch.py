@@ -1,7 +1,8 @@
 """Architectures of local zoos: ``mlp``, ``lenet``, ``resnet`` and ``cnn_tiny``.
 
 Every model takes float NCHW input of any size ``(C, H, W)`` and returns ``K`` logits. Each
-exposes two named feature points (used by PACE's FL/LHL features, spec pace.md 2.2, and by SYP):
+exposes two named feature points (used by PACE's FL/LHL features, PACE paper Section 3.1, and by
+SYP):
 
 - ``first``: the output of the first layer with trainable weights, after its activation
   (PACE "FL").
@@ -128,8 +129,9 @@ class ResNet(nn.Module):
 
 
 class CNNTiny(nn.Module):
-    """Tiny CNN of metamorphic.md 7.2: conv3x3(w)+ReLU+pool, conv3x3(2w)+ReLU+pool, conv3x3(4w)+ReLU,
-    GAP, Linear(4w -> K). ``width=16`` is the spec's 3->16->32->64 network.
+    """Tiny CNN of the offline metamorphic study (docs/zoo.md, reading R4): conv3x3(w)+ReLU+pool,
+    conv3x3(2w)+ReLU+pool, conv3x3(4w)+ReLU, GAP, Linear(4w -> K). ``width=16`` is its
+    3->16->32->64 network.
     """
 
     def __init__(self, in_shape: tuple[int, int, int], num_classes: int, width: int, depth: int = 1):
@@ -193,7 +195,7 @@ def feature_points(model: nn.Module) -> dict[str, tuple[nn.Module, str]]:
     checkpoints) ``first`` is the output of the first module with trainable weights (in
     registration order, which is forward order for the common architectures) and
     ``penultimate`` is the input of the last ``nn.Linear`` (PACE's rule for new zoos,
-    pace.md 2.2).
+    docs/zoo.md, reading R1).
     """
     first = getattr(model, "feature_first", None)
     head = getattr(model, "head", None)

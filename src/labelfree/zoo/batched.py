@@ -1,10 +1,10 @@
 """Hundreds of tiny MLPs trained together: one batched network, per-model semantics.
 
-Used by the `alphatrim` study (alpha-trimming spec sections 3.1 and 6), whose seed-regime zoos
-need hundreds of runs of one small recipe that differ only in their random seeds. Training the
-runs one by one (labelfree.zoo.train) pays Python and framework overhead per step and per model;
-here the K models are stacked along a leading axis and every step is one batched matrix product
-(``torch.baddbmm``) per layer for all K models at once.
+Used by the `alphatrim` study (alpha-trimming paper, Section V; docs/zoo.md, reading R5), whose
+seed-regime zoos need hundreds of runs of one small recipe that differ only in their random seeds.
+Training the runs one by one (labelfree.zoo.train) pays Python and framework overhead per step and
+per model; here the K models are stacked along a leading axis and every step is one batched matrix
+product (``torch.baddbmm``) per layer for all K models at once.
 
 Per-model semantics are exactly those of independent training runs:
 
@@ -18,8 +18,8 @@ Per-model semantics are exactly those of independent training runs:
 
 Hence S_init (only init varies), S_batch (only batch order) and S_all (both) zoos are obtained by
 choosing the two seed lists; the two sources are independently controllable, and the same seeds
-give the same logits (float32 CPU kernels; tests/alphatrim/test_batched.py checks reruns are
-bitwise identical and that training a model alone matches training it inside a batch).
+give the same logits (float32 CPU kernels: reruns are bitwise identical, and training a model
+alone matches training it inside a batch).
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ from labelfree.zoo.preprocess import standard_nchw
 
 @dataclass(frozen=True)
 class BatchedMLPSpec:
-    """The training recipe shared by every model of a batched zoo (alpha-trimming spec 6).
+    """The training recipe shared by every model of a batched zoo (docs/zoo.md, reading R5).
 
-    hidden: widths of the hidden ReLU layers ((32, 16) gives the spec's 64-32-16-2 on digits);
+    hidden: widths of the hidden ReLU layers ((32, 16) gives the 64-32-16-2 MLP on digits);
     epochs, batch_size, lr, momentum: SGD with momentum on the mean cross-entropy.
     """
 
@@ -67,7 +67,7 @@ class BatchedZoo:
     curves: eval-set name -> {"accuracy": (K, E) percent, "loss": (K, E)} after each epoch
             (only for eval sets with labels, when ``curves=True``).
     init_hash / order_hash: per model, a short hash of its initial weights and of its first
-            epoch's permutation (spec 7.16: equal across an S_batch / S_init zoo).
+            epoch's permutation (equal across an S_batch / S_init zoo respectively).
     seconds: wall-clock training time.
     weights: final parameters stacked over models, (K, ...) each in layer order, only when
             asked for (``keep_weights=True`` of :func:`train_batched_cnn`; reproducibility checks).
@@ -142,7 +142,7 @@ def train_batched_mlp(
     y_train: np.ndarray,
     init_seeds: Sequence[int],
     batch_seeds: Sequence[int],
-    spec: BatchedMLPSpec,
+    recipe: BatchedMLPSpec,
     eval_sets: Mapping[str, tuple[np.ndarray, np.ndarray | None]],
     num_classes: int | None = None,
     curves: bool = False,
@@ -155,11 +155,15 @@ def train_batched_mlp(
     x_train: (n, D) float features; y_train: (n,) int labels in [0, C).
     init_seeds, batch_seeds: per-model seeds of the two independent RNG streams.
     eval_sets: name -> (x (N, D), y (N,) or None); logits of every model on each are returned.
-    curves: also record per-epoch accuracy/loss on the labelled eval sets (spec Fig. 4 right).
+    curves: also record per-epoch accuracy/loss on the labelled eval sets (alpha-trimming paper, Fig. 4 right).
     threads: torch intra-op threads; keep 1 on shared machines (small batched products gain
         little from threads and lose much under contention: 10x slower measured at load 8 on 2 cores).
     model_block: models trained together per block (bounds memory; results do not depend on it).
     progress: called as progress(models_done, K) after each block.
+
+    Long (about 100 lines) on purpose: the manual forward and backward pass of every layer
+    and the per-model RNG draws are one numerical recipe, kept in the order that makes
+    results bitwise reproducible; splitting it would spread that order over several frames.
     """
     if len(init_seeds) != len(batch_seeds) or len(init_seeds) == 0:
         raise ValueError(
@@ -174,7 +178,7 @@ def train_batched_mlp(
     c = int(num_classes or int(y_np.max()) + 1)
     if y_np.min() < 0 or y_np.max() >= c:
         raise ValueError(f"train_batched_mlp: labels must lie in [0, {c}), got {y_np.min()}..")
-    sizes = [dim, *map(int, spec.hidden), c]
+    sizes = [dim, *map(int, recipe.hidden), c]
     t0 = time.perf_counter()
     prev_threads = torch.get_num_threads()
     torch.set_num_threads(max(1, int(threads)))
@@ -203,9 +207,9 @@ def train_batched_mlp(
                     torch.from_numpy(np.stack([p[j] for p in per_model]))
                     for j in range(len(per_model[0]))
                 ]
-                orders = np.stack([epoch_orders(sd, n, spec.epochs) for sd in seeds_b])
+                orders = np.stack([epoch_orders(sd, n, recipe.epochs) for sd in seeds_b])
                 order_hash += [_short_hash(o[0]) for o in orders]
-                block_curves = _train_block(params, x, y, orders, spec, evals if curves else {})
+                block_curves = _train_block(params, x, y, orders, recipe, evals if curves else {})
                 for name, (xe, ye) in evals.items():
                     lg, _, _ = _evaluate(params, xe, ye, block=64)
                     logits[name].append(lg)
@@ -241,7 +245,7 @@ def _train_block(
     x: torch.Tensor,
     y: torch.Tensor,
     orders: np.ndarray,
-    spec: BatchedMLPSpec,
+    recipe: BatchedMLPSpec,
     evals: Mapping[str, tuple[torch.Tensor, torch.Tensor | None]],
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """SGD with momentum for one block of models, in place on ``params``; per-epoch curves."""
@@ -252,8 +256,8 @@ def _train_block(
                                             if ye is not None}
     orders_t = torch.from_numpy(orders)
     for e in range(epochs):
-        for start in range(0, n, spec.batch_size):
-            idx = orders_t[:, e, start : start + spec.batch_size]  # (K, B) per-model batches
+        for start in range(0, n, recipe.batch_size):
+            idx = orders_t[:, e, start : start + recipe.batch_size]  # (K, B) per-model batches
             bsz = idx.shape[1]
             xb, yb = x[idx], y[idx]
             out, acts = _forward(params, xb)
@@ -271,8 +275,8 @@ def _train_block(
                 if i > 0:
                     grad_prev = torch.bmm(grad, params[2 * i].transpose(1, 2))
                 for j, g in ((2 * i, gw), (2 * i + 1, gb)):
-                    velocity[j].mul_(spec.momentum).add_(g)
-                    params[j].sub_(spec.lr * velocity[j])
+                    velocity[j].mul_(recipe.momentum).add_(g)
+                    params[j].sub_(recipe.lr * velocity[j])
                 if i > 0:
                     grad = grad_prev
         for name, (xe, ye) in evals.items():
@@ -285,14 +289,16 @@ def _train_block(
 
 
 # ---------------------------------------------------------------------------------------------
-# the alpha-trimming paper's small CNN (spec 3.2), K models as convolution groups
+# the alpha-trimming paper's small CNN (Section V; docs/zoo.md, reading R5), K models as convolution
+# groups
 # ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class BatchedCNNSpec:
     """Conv(c1,3x3,same)-ReLU-AvgPool2 -> Conv(c2,3x3,same)-ReLU-AvgPool2 -> Dense(hidden)-ReLU
-    -> Dense(C) (alpha-trimming spec 3.2: conv (32, 16), dense (64,), SGD momentum, batch 32)."""
+    -> Dense(C) (alpha-trimming paper, Section V: conv (32, 16), dense (64,), batch 32; docs/zoo.md,
+    reading R5)."""
 
     conv: tuple[int, ...] = (32, 16)
     hidden: tuple[int, ...] = (64,)
@@ -309,7 +315,7 @@ class BatchedCNNSpec:
 
 
 def init_cnn_params(
-    in_shape: tuple[int, int, int], spec: BatchedCNNSpec, num_classes: int, init_seed: int
+    in_shape: tuple[int, int, int], recipe: BatchedCNNSpec, num_classes: int, init_seed: int
 ) -> list[np.ndarray]:
     """He-normal weights / zero biases of one CNN from its init seed, in layer order:
     conv weights (out, in, 3, 3) and biases, then dense weights (in, out) and biases (1, out)."""
@@ -317,11 +323,11 @@ def init_cnn_params(
     gen = np.random.default_rng(int(init_seed))
     params: list[np.ndarray] = []
     cin = c
-    for cout in spec.conv:
+    for cout in recipe.conv:
         params += [(gen.standard_normal((cout, cin, 3, 3)) * np.sqrt(2.0 / (cin * 9))
                     ).astype(np.float32), np.zeros(cout, dtype=np.float32)]
         cin, h, w = cout, h // 2, w // 2
-    dims = [cin * h * w, *spec.hidden, num_classes]
+    dims = [cin * h * w, *recipe.hidden, num_classes]
     for a, b in zip(dims[:-1], dims[1:], strict=True):
         params += [(gen.standard_normal((a, b)) * np.sqrt(2.0 / a)).astype(np.float32),
                    np.zeros((1, b), dtype=np.float32)]
@@ -355,8 +361,8 @@ CUBLAS_WORKSPACE = ":4096:8"
 
 @contextlib.contextmanager
 def deterministic_cuda() -> Iterator[None]:
-    """Bit-reproducible CUDA training (issue 16: the study measures seed variability, so one seed
-    must give one result): ``CUBLAS_WORKSPACE_CONFIG`` (kept if already set),
+    """Bit-reproducible CUDA training (the alpha-trimming study measures seed variability, so
+    one seed must give one result): ``CUBLAS_WORKSPACE_CONFIG`` (kept if already set),
     ``torch.use_deterministic_algorithms(True)`` (an op without a deterministic kernel raises
     instead of silently varying), cuDNN deterministic and no autotuning. The previous torch
     flags are restored on exit, so nothing leaks into later code of the process.
@@ -395,7 +401,7 @@ def train_batched_cnn(
     y_train: np.ndarray,
     init_seeds: Sequence[int],
     batch_seeds: Sequence[int],
-    spec: BatchedCNNSpec,
+    recipe: BatchedCNNSpec,
     eval_sets: Mapping[str, tuple[np.ndarray, np.ndarray | None]],
     num_classes: int | None = None,
     curves: bool = False,
@@ -412,6 +418,9 @@ def train_batched_cnn(
     the loss is the sum over models of each model's mean cross-entropy, so every model's
     gradient is its own, and torch.optim.SGD acts elementwise. ``device`` may be ``cuda``
     (trained under :func:`deterministic_cuda`). ``keep_weights``: also return the final weights.
+
+    Long (about 110 lines) on purpose: as :func:`train_batched_mlp`, one training recipe whose
+    order of RNG draws and updates makes results bitwise reproducible.
     """
     if len(init_seeds) != len(batch_seeds) or len(init_seeds) == 0:
         raise ValueError("train_batched_cnn: need as many init seeds as batch seeds, at least one")
@@ -425,7 +434,7 @@ def train_batched_cnn(
     t0 = time.perf_counter()
     prev = torch.get_num_threads()
     torch.set_num_threads(max(1, int(threads)))
-    n_conv = len(spec.conv)
+    n_conv = len(recipe.conv)
     det = contextlib.ExitStack()
     if dev.type == "cuda":
         det.enter_context(deterministic_cuda())
@@ -451,21 +460,21 @@ def train_batched_cnn(
         weights: list[list[np.ndarray]] = []
         k_total = len(init_seeds)
         for s in range(0, k_total, model_block):
-            per_model = [init_cnn_params(x_np.shape[1:], spec, c, sd)
+            per_model = [init_cnn_params(x_np.shape[1:], recipe, c, sd)
                          for sd in init_seeds[s : s + model_block]]
             init_hash += [_short_hash(*p) for p in per_model]
             params = [torch.from_numpy(np.stack([p[j] for p in per_model])).to(dev)
                       .requires_grad_(True) for j in range(len(per_model[0]))]
-            orders = np.stack([epoch_orders(sd, n, spec.epochs)
+            orders = np.stack([epoch_orders(sd, n, recipe.epochs)
                                for sd in batch_seeds[s : s + model_block]])
             order_hash += [_short_hash(o[0]) for o in orders]
-            opt = torch.optim.SGD(params, lr=spec.lr, momentum=spec.momentum)
+            opt = torch.optim.SGD(params, lr=recipe.lr, momentum=recipe.momentum)
             orders_t = torch.from_numpy(orders).to(dev)
             block_acc = {name: [] for name in cur}
             block_loss = {name: [] for name in cur}
-            for e in range(spec.epochs):
-                for st in range(0, n, spec.batch_size):
-                    idx = orders_t[:, e, st : st + spec.batch_size]
+            for e in range(recipe.epochs):
+                for st in range(0, n, recipe.batch_size):
+                    idx = orders_t[:, e, st : st + recipe.batch_size]
                     out = _cnn_forward(params, x[idx], n_conv)
                     loss = torch.nn.functional.cross_entropy(
                         out.reshape(-1, c), y[idx].reshape(-1), reduction="none"

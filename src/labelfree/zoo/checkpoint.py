@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file
 from torch import nn
 
 
@@ -34,9 +36,6 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
     if not p.exists():
         raise CheckpointError(f"checkpoint {p}: file not found")
     if p.suffix == ".safetensors":
-        from safetensors import SafetensorError
-        from safetensors.torch import load_file
-
         try:
             obj: object = load_file(str(p))
         except (SafetensorError, OSError, ValueError) as exc:

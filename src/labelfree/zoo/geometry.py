@@ -2,11 +2,12 @@
 at parse time).
 
 ``<kind>@<R>`` resizes every image to R x R, aspect ratio ignored, then applies ``kind`` (the ASL
-TResNets' COCO pipeline, metamorphic spec 4.2: "resize to 448x448 (no crop, aspect ignored)").
+TResNets' COCO pipeline, docs/zoo.md, reading R3).
 ``<kind>@<R>/<C>`` resizes the shorter side to R (aspect kept, ``side * R // min(h, w)``) and
-crops the centre C x C (torchvision ``Resize(R)`` + ``CenterCrop(C)``; spec 4.1 "V", spec 4.2's
-ResNet-50: "shorter side 256, centre crop 224"). Both resample bilinearly with antialiasing and
-round to 8-bit values, as PIL's and torchvision's uint8 resizes do.
+crops the centre C x C (torchvision ``Resize(R)`` + ``CenterCrop(C)``, the Keras Applications' and torchvision's
+evaluation transform, e.g. shorter side 256, centre crop 224; docs/zoo.md, reading R3). Both
+resample bilinearly with antialiasing and round to 8-bit values, as PIL's and torchvision's uint8
+resizes do.
 """
 
 from __future__ import annotations

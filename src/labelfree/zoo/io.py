@@ -12,11 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
 from torch import nn
 
 from labelfree.store import ArtefactError, atomic_path, load_json, save_json
 from labelfree.zoo.arch import build_model
+from labelfree.zoo.checkpoint import load_into
 from labelfree.zoo.hub import hub_construct
+from labelfree.zoo.sources import MODULES, wrap_subset
+from labelfree.zoo.sources import construct as construct_source
 
 WEIGHTS = "weights.safetensors"
 META = "meta.json"
@@ -47,8 +52,6 @@ def save_model(model_dir: str | Path, model: nn.Module, meta: dict[str, Any]) ->
     meta["weights_sha256"] = state_dict_hash(state)
     meta["params"] = int(sum(p.numel() for p in model.parameters()))
     with atomic_path(d / WEIGHTS) as tmp:
-        from safetensors.torch import save_file  # here only: training imports this module
-
         save_file(state, str(tmp))
     save_json(meta, d / META)
     return meta
@@ -72,6 +75,7 @@ def construct(meta: dict[str, Any]) -> nn.Module:
             int(meta["depth"]),
         )
     if family == "torchvision":
+        # deferred: torchvision takes 4-8 s to import; only torchvision rows need it
         from torchvision.models import get_model
 
         return get_model(
@@ -82,6 +86,8 @@ def construct(meta: dict[str, Any]) -> nn.Module:
         )
     if family == "hub":
         return hub_construct(meta["hub_repo"], meta["arch"])
+    if source in MODULES:  # keras, timm, hf-hub (labelfree.zoo.sources)
+        return construct_source(meta)
     raise ArtefactError(f"meta.json: unknown model family {family!r} (source {source!r})")
 
 
@@ -98,9 +104,7 @@ def load_model(
     wpath = d / WEIGHTS
     if not wpath.exists():
         raise ArtefactError(f"{wpath}: weights file not found")
-    model = construct(meta)
-    from safetensors import SafetensorError
-    from safetensors.torch import load_file
+    model = wrap_subset(construct(meta), meta)
 
     try:
         state = load_file(str(wpath))
@@ -109,7 +113,6 @@ def load_model(
             f"{wpath}: not a readable safetensors file ({exc}); delete it (or the model's "
             "folder) and rerun to rebuild it"
         ) from exc
-    from labelfree.zoo.checkpoint import load_into
 
     load_into(model, state, f"{d.name} ({wpath})")
     model.to(device).eval()

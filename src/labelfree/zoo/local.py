@@ -6,10 +6,12 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from labelfree.device import resolve_device
 from labelfree.joblog import progress
 from labelfree.seeds import derive_seed
 from labelfree.store import read_image_set
 from labelfree.zoo.io import save_model
+from labelfree.zoo.pretrained import resolve_row
 from labelfree.zoo.train import TrainSpec, train_model, validation_split
 
 log = logging.getLogger(__name__)
@@ -40,8 +42,6 @@ def train_local_zoo(
     num_classes = int(data.y.shape[1]) if multi else int(data.y.max()) + 1
     tr, va = validation_split(data.y, val_fraction, derive_seed(base_seed, zoo, "val"))
     x_tr, y_tr, x_va, y_va = data.x[tr], data.y[tr], data.x[va], data.y[va]
-    from labelfree.inference import resolve_device
-
     dev = resolve_device(device, key=f"zoos.{zoo}.train_device")
     log.info(
         "zoo %s: %d local models on %s (%d train / %d val images, %d classes, %s)",
@@ -53,10 +53,10 @@ def train_local_zoo(
         total=total_epochs, desc=f"train {zoo}", unit="epoch", file=progress_file
     ) as bar:
         for row, out in zip(rows, out_dirs, strict=True):
-            spec = TrainSpec.from_row(row)
+            recipe = TrainSpec.from_row(row)
             bar.set_description(f"train {zoo}/{row['model']}")
             res = train_model(
-                spec, x_tr, y_tr, x_va, y_va, num_classes=num_classes, device=dev, progress=bar
+                recipe, x_tr, y_tr, x_va, y_va, num_classes=num_classes, device=dev, progress=bar
             )
             meta = {
                 "model": row["model"],
@@ -112,9 +112,6 @@ def build_bundle(
         )
         metas.update(zip(local, trained, strict=True))
     if other:
-        from labelfree.store import read_image_set
-        from labelfree.zoo.pretrained import resolve_row
-
         if idset_path is None:
             raise ValueError(f"zoo {zoo}: pretrained/checkpoint models need the id test set")
         ids = read_image_set(idset_path)

@@ -5,12 +5,13 @@ Kinds:
 - ``scale01``: x / 255.
 - ``center``: x / 127.5 - 1 (range [-1, 1]).
 - ``imagenet``: x / 255, then ImageNet per-channel mean/std normalisation (no resizing).
-- ``cifar10_kit``: x / 255, then the DataCV 2023 kit's CIFAR-10 mean/std (syp spec 2.1).
+- ``cifar10_kit``: x / 255, then the DataCV 2023 kit's CIFAR-10 mean/std (docs/zoo.md, reading R2).
 - ``torchvision:<WeightsEnum>`` (e.g. ``torchvision:ResNet18_Weights.IMAGENET1K_V1``): the weights'
   own inference transforms (resize, centre crop, normalise), applied batched.
 - ``<kind>@<R>`` / ``<kind>@<R>/<C>`` (one of the four kinds above the torchvision one): resize to
   R x R, or the shorter side to R and a centre crop C x C, before ``kind``
   (:mod:`labelfree.zoo.geometry`; e.g. ``scale01@640`` for the COCO TResNet-XL).
+- ``pil:...``: a PIL evaluation pipeline per image, as timm builds it (:mod:`labelfree.zoo.evalspec`).
 
 Inputs may be numpy uint8 arrays or torch tensors of pixel values in [0, 255]; a float tensor
 input stays differentiable (PACE's FGSM takes gradients through preprocessing).
@@ -19,8 +20,8 @@ Every tensor that enters a model leaves through :func:`standard_nchw`: NHWC -> N
 ``permute`` gives strides that PyTorch also reads as channels_last (with C = 1 the permuted
 tensor even counts as contiguous, so ``.contiguous()`` returns it unchanged), and oneDNN then
 takes its channels_last convolution kernels, whose backward pass corrupts the heap on CPUs
-without AVX-512 (torch 2.15; issue 22, pytorch issue 120211). Integer images converted by
-:func:`_convert` are written into a tensor allocated with those fresh strides.
+without AVX-512 (docs/zoo.md, "Inference"; github.com/pytorch/pytorch/issues/120211). Integer images
+converted by :func:`_convert` are written into a tensor allocated with those fresh strides.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from labelfree.zoo.evalspec import EvalSpecError, is_eval_spec, parse_eval_spec
 from labelfree.zoo.geometry import GeometryError, split_geometry
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -39,11 +41,12 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 #: Per-channel (mean, std) normalisations after scaling to [0, 1].
 NORMALISATIONS = {
     "imagenet": (IMAGENET_MEAN, IMAGENET_STD),
-    # The DataCV 2023 kit's constants (syp spec 2.1), not the usual CIFAR-10 std.
+    # The DataCV 2023 kit's constants (docs/zoo.md, reading R2), not the usual CIFAR-10 std.
     "cifar10_kit": ((0.4914, 0.4822, 0.4465), (0.2023, 0.1994, 0.2010)),
 }
 
-KINDS = ("scale01", "center", *NORMALISATIONS, "torchvision:<WeightsEnum>", "<kind>@<R>[/<C>]")
+KINDS = ("scale01", "center", *NORMALISATIONS, "torchvision:<WeightsEnum>", "<kind>@<R>[/<C>]",
+         "pil:mode=...,interp=...,resize=R,crop=C[,mean=a/b/c,std=a/b/c]")
 
 
 class PreprocessError(ValueError):
@@ -52,6 +55,7 @@ class PreprocessError(ValueError):
 
 @lru_cache(maxsize=16)
 def _tv_transform(name: str) -> Any:
+    # deferred: torchvision takes 4-8 s to import; only torchvision rows need it
     from torchvision.models import get_weight
 
     try:
@@ -153,6 +157,12 @@ def check_kind(kind: str) -> None:
     if kind.startswith("torchvision:"):
         _tv_transform(kind.split(":", 1)[1])
         return
+    if is_eval_spec(kind):
+        try:
+            parse_eval_spec(kind)
+        except EvalSpecError as exc:
+            raise PreprocessError(str(exc)) from None
+        return
     raise PreprocessError(f"unknown preprocessing {kind!r}; known kinds: {KINDS}")
 
 
@@ -178,6 +188,10 @@ def preprocess(
     t = torch.from_numpy(np.ascontiguousarray(x)) if isinstance(x, np.ndarray) else x
     if t.ndim != 4:
         raise PreprocessError(f"preprocess expects (N, H, W, C) images, got shape {tuple(t.shape)}")
+    if is_eval_spec(kind):  # a PIL pipeline per image (labelfree.zoo.evalspec)
+        from labelfree.zoo.evaltransform import apply_eval  # deferred: torchvision's import
+
+        return apply_eval(t, kind, channels, device)
     if device is not None and t.device != torch.device(device):
         t = t.to(device, non_blocking=True)
     t = t.permute(0, 3, 1, 2)

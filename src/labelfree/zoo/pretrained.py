@@ -29,6 +29,8 @@ from labelfree.zoo.arch import ARCHS, build_model
 from labelfree.zoo.checkpoint import load_into, read_state_dict
 from labelfree.zoo.hub import WeightsMissingError, hub_construct, hub_dir, hub_source
 from labelfree.zoo.io import save_model
+from labelfree.zoo.sources import MODULES
+from labelfree.zoo.sources import resolve as resolve_source
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +38,7 @@ __all__ = ["WeightsMissingError", "hub_model", "resolve_row", "torchvision_model
 
 
 def _tv_weights(arch: str, weights: str) -> Any:
+    # deferred: torchvision takes 4-8 s to import; only torchvision rows need it
     from torchvision.models import get_model_weights, get_weight
 
     try:
@@ -65,6 +68,7 @@ def tv_kwargs(arch: str, w: Any) -> dict[str, Any]:
 
 def torchvision_model(arch: str, weights: str) -> tuple[nn.Module, dict[str, Any]]:
     """Load a torchvision pretrained model from the cache (downloading if possible)."""
+    # deferred: torchvision takes 4-8 s to import; only torchvision rows need it
     from torchvision.models import get_model
 
     w = _tv_weights(arch, weights)
@@ -130,6 +134,7 @@ def checkpoint_model(
         model = build_model(arch, in_shape, num_classes, int(row["width"]), int(row["depth"]))
         family = "local"
     else:
+        # deferred: torchvision takes 4-8 s to import; only torchvision rows need it
         from torchvision.models import get_model, list_models
 
         if arch not in list_models():
@@ -181,6 +186,8 @@ def resolve_row(
             path = Path(base_dir) / path
         model, meta = checkpoint_model(row, path, in_shape, num_classes)
         meta["preprocessing"] = str(row.get("preprocessing") or "scale01")
+    elif source in MODULES:  # keras, timm, hf-hub: one module each (labelfree.zoo.sources)
+        model, meta = resolve_source(row, in_shape, num_classes)
     else:
         raise ValueError(f"model {row['model']}: source {source!r} is not pretrained/checkpoint")
     meta.update(

@@ -15,10 +15,28 @@ from typing import Any
 
 import pandas as pd
 
+from labelfree.zoo.evalspec import EvalSpecError, is_eval_spec, parse_eval_spec
 from labelfree.zoo.geometry import GeometryError, split_geometry
 
 #: Where a model comes from.
-SOURCES = ("local", "torchvision", "hub", "checkpoint")
+SOURCES = ("local", "torchvision", "hub", "checkpoint", "keras", "timm", "hf-hub")
+
+#: Sources whose preprocessing defaults to the model's own (``model``: timm's pretrained
+#: configuration, labelfree.zoo.timm_source); a row's ``preprocessing`` overrides it.
+OWN_PREPROCESSING = ("timm", "hf-hub")
+
+#: Sources whose ``weights`` names a file (resolved against the sheet's folder); a ``timm`` row
+#: may instead say ``pretrained`` (the user's cache).
+FILE_SOURCES = ("checkpoint", "keras", "timm")
+
+#: Sources of labelfree.zoo.sources, which read the optional columns below.
+SUBSET_SOURCES = ("keras", "timm", "hf-hub")
+
+#: Optional columns (labelfree.zoo.sources): a download ``url`` with its ``sha256`` for a
+#: ``weights`` file not yet present, and a ``class_subset`` file of class indices that restricts
+#: a model's logits. A normalised sheet has them only when some row sets one, so sheets without
+#: them keep their columns.
+OPTIONAL_COLUMNS: dict[str, Any] = {"url": "", "sha256": "", "class_subset": ""}
 
 #: Columns every sheet has after normalisation, with their defaults for local training.
 SHEET_DEFAULTS: dict[str, Any] = {
@@ -79,11 +97,13 @@ def _normalise_row(r: dict[str, Any], root: Path) -> tuple[dict[str, Any], list[
     A relative checkpoint path is resolved against ``root`` (the sheet file's folder, or the
     config file's for a grid row) and stored absolute, so jobs find it from any directory."""
     errs: list[str] = []
-    unknown = set(r) - set(SHEET_DEFAULTS) - {"model"}
+    unknown = set(r) - set(SHEET_DEFAULTS) - set(OPTIONAL_COLUMNS) - {"model"}
     if unknown:
         errs.append(f"unknown column(s) {sorted(unknown)}; allowed: "
-                    f"{sorted(['model', *SHEET_DEFAULTS])}")
-    row = {**SHEET_DEFAULTS, **{k: v for k, v in r.items() if k not in unknown}}
+                    f"{sorted(['model', *SHEET_DEFAULTS, *OPTIONAL_COLUMNS])}")
+    own = {"preprocessing": "model"} if r.get("source") in OWN_PREPROCESSING else {}
+    row = {**SHEET_DEFAULTS, **OPTIONAL_COLUMNS, **own,
+           **{k: v for k, v in r.items() if k not in unknown}}
     if row["source"] not in SOURCES:
         errs.append(f"source {row['source']!r} is not one of {SOURCES}")
     for col, typ in (("width", int), ("depth", int), ("epochs", int), ("batch_size", int),
@@ -105,13 +125,23 @@ def _normalise_row(r: dict[str, Any], root: Path) -> tuple[dict[str, Any], list[
         errs += _local_problems(row)
     elif not row["weights"]:
         errs.append(f"source {row['source']} needs 'weights'")
-    if row["source"] == "checkpoint" and row["weights"]:
+    if row["source"] in FILE_SOURCES and row["weights"] and not (
+            row["source"] == "timm" and row["weights"] == "pretrained"):
         ckpt = Path(str(row["weights"])).expanduser()
         ckpt = ckpt if ckpt.is_absolute() else (root / ckpt).resolve()
         row["weights"] = str(ckpt)
-        if not ckpt.is_file():
-            errs.append(f"checkpoint file {ckpt} not found")
+        if not ckpt.is_file() and not row["url"]:
+            errs.append(f"{row['source']} file {ckpt} not found")
+    errs += _optional_problems(row, root)
     prep = str(row["preprocessing"] or "")
+    if prep == "model" and row["source"] in OWN_PREPROCESSING:
+        prep = ""  # the model's own, known once it is resolved
+    elif is_eval_spec(prep):
+        try:
+            parse_eval_spec(prep)
+        except EvalSpecError as exc:
+            errs.append(str(exc))
+        prep = ""
     try:
         base, _ = split_geometry(prep)  # kind@R or kind@R/C: a resize before kind
     except GeometryError as exc:
@@ -127,6 +157,24 @@ def _normalise_row(r: dict[str, Any], root: Path) -> tuple[dict[str, Any], list[
     if not _ID_OK.match(row["model"]):
         errs.append(f"model id {row['model']!r} may hold only letters, digits and _ . + -")
     return row, errs
+
+
+def _optional_problems(row: dict[str, Any], root: Path) -> list[str]:
+    """Problems of the optional columns; a relative ``class_subset`` is made absolute."""
+    errs = []
+    if row["url"] and not re.fullmatch(r"[0-9a-fA-F]{64}", str(row["sha256"])):
+        errs.append(f"url {row['url']!r} needs a sha256 (64 hex digits), got {row['sha256']!r}")
+    if (row["url"] or row["sha256"]) and row["source"] not in ("keras", "timm"):
+        errs.append("url/sha256: only keras and timm rows download or check their file")
+    if row["class_subset"] and row["source"] not in SUBSET_SOURCES:
+        errs.append(f"class_subset: only {SUBSET_SOURCES} rows restrict their logits")
+    if row["class_subset"]:
+        path = Path(str(row["class_subset"])).expanduser()
+        path = path if path.is_absolute() else (root / path).resolve()
+        row["class_subset"] = str(path)
+        if not path.is_file():
+            errs.append(f"class_subset file {path} not found")
+    return errs
 
 
 def _local_problems(row: dict[str, Any]) -> list[str]:
@@ -194,4 +242,5 @@ def build_sheet(zoo: str, zoo_cfg: dict[str, Any], base_dir: str | Path = ".") -
     if dup:
         raise ZooError(f"zoo '{zoo}': duplicate model ids {sorted(set(dup))}")
     cols = ["model", *SHEET_DEFAULTS]
+    cols += [c for c, empty in OPTIONAL_COLUMNS.items() if any(r[c] != empty for r in rows)]
     return sheet[cols].reset_index(drop=True)

@@ -1,7 +1,7 @@
-"""Seeded, deterministic training of local zoo models (issue 2, "Model zoo"; docs/zoo.md).
+"""Seeded, deterministic training of local zoo models (docs/zoo.md).
 
-Two independent sources of randomness, each exactly reproducible (alpha-trimming.md, "training
-zoo semantics"):
+Two independent sources of randomness, each exactly reproducible (the alpha-trimming paper's
+S_init and S_batch, Section V; docs/zoo.md, reading R5):
 
 - ``seed`` (init seed): torch's RNG when the network is built, on the CPU, before it moves to
   the device, so the same seed gives bitwise identical initial weights anywhere.
@@ -11,7 +11,8 @@ zoo semantics"):
 
 The validation split is held out from the training split with a zoo-level seed, so every model of
 a zoo is validated on the same images. ``label_map`` (e.g. ``"0:8,8:0"``) relabels the training
-data, producing PACE's label-swap mutants (pace.md 7); validation accuracy is measured against
+data, producing PACE's label-swap mutants (PACE paper, Section 4: LeNet-5-M1..M3 swap
+labels 8/0, 7/1, 9/3); validation accuracy is measured against
 the true labels (``val_accuracy``) and against the mapped ones (``val_accuracy_mapped``).
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
@@ -30,6 +32,7 @@ from torch import nn
 
 from labelfree.seeds import derive_seed
 from labelfree.zoo.arch import build_model
+from labelfree.zoo.io import state_dict_hash
 from labelfree.zoo.preprocess import check_kind, preprocess
 
 OPTIMIZERS = ("sgd", "adam", "adadelta", "adagrad", "adamax", "nadam", "rmsprop")
@@ -160,8 +163,6 @@ def _optimizer(name: str, params: Any, lr: float) -> torch.optim.Optimizer:
 @contextlib.contextmanager
 def deterministic(device: torch.device) -> Iterator[None]:
     """Deterministic kernels while training (cuDNN/cuBLAS on CUDA); restores settings after."""
-    import os
-
     prev = torch.are_deterministic_algorithms_enabled()
     prev_bench = torch.backends.cudnn.benchmark
     if device.type == "cuda":
@@ -175,11 +176,11 @@ def deterministic(device: torch.device) -> Iterator[None]:
         torch.backends.cudnn.benchmark = prev_bench
 
 
-def init_model(spec: TrainSpec, in_shape: tuple[int, int, int], num_classes: int) -> nn.Module:
-    """Build the network with initial weights drawn from ``spec.seed`` only (global RNG untouched)."""
+def init_model(recipe: TrainSpec, in_shape: tuple[int, int, int], num_classes: int) -> nn.Module:
+    """Build the network with initial weights drawn from ``recipe.seed`` only (global RNG untouched)."""
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(spec.seed)
-        return build_model(spec.arch, in_shape, num_classes, spec.width, spec.depth)
+        torch.manual_seed(recipe.seed)
+        return build_model(recipe.arch, in_shape, num_classes, recipe.width, recipe.depth)
 
 
 def _accuracy(logits: torch.Tensor, y: torch.Tensor) -> float:
@@ -188,8 +189,54 @@ def _accuracy(logits: torch.Tensor, y: torch.Tensor) -> float:
     return float((logits.argmax(1) == y).float().mean())
 
 
+def _check_recipe(recipe: TrainSpec) -> None:
+    """Refuse an unknown optimizer, preprocessing kind or out-of-range sizes, naming the value."""
+    if recipe.optimizer not in OPTIMIZERS:
+        raise TrainError(f"unknown optimizer {recipe.optimizer!r}; known: {OPTIMIZERS}")
+    if recipe.epochs < 0 or recipe.batch_size < 1 or not 0 < recipe.data_fraction <= 1:
+        raise TrainError(
+            f"epochs={recipe.epochs} must be >= 0, batch_size={recipe.batch_size} >= 1, "
+            f"data_fraction={recipe.data_fraction} in (0, 1]"
+        )
+    check_kind(recipe.preprocessing)
+
+
+def _train_epoch(
+    model: nn.Module, opt: torch.optim.Optimizer, loss_fn: nn.Module, xt: torch.Tensor,
+    yt: torch.Tensor, perm_t: torch.Tensor, recipe: TrainSpec, channels: int,
+    loss_sum: torch.Tensor,
+) -> None:
+    """One epoch of mini-batch steps in the order ``perm_t``; adds each batch's summed loss to
+    ``loss_sum`` in place."""
+    for start in range(0, len(perm_t), recipe.batch_size):
+        idx = perm_t[start : start + recipe.batch_size]
+        if len(idx) < 2 and any(isinstance(m, nn.BatchNorm2d) for m in model.modules()):
+            continue  # BatchNorm cannot train on a single sample
+        xb = preprocess(xt[idx], recipe.preprocessing, channels=channels)
+        loss = loss_fn(model(xb), yt[idx])
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        loss_sum += loss.detach() * len(idx)
+
+
+def _final_validation(
+    model: nn.Module, x_val: np.ndarray | None, y_val: np.ndarray | None,
+    mapping: dict[int, int], recipe: TrainSpec, dev: torch.device,
+) -> tuple[float | None, float | None]:
+    """(accuracy on the true labels, on the mapped labels when a label map applies); None
+    without a validation set."""
+    if x_val is None or y_val is None or not len(x_val):
+        return None, None
+    val_acc = evaluate(model, x_val, y_val, recipe.preprocessing, dev)
+    if not mapping:
+        return val_acc, None
+    return val_acc, evaluate(model, x_val, apply_label_map(y_val, mapping), recipe.preprocessing,
+                             dev)
+
+
 def train_model(
-    spec: TrainSpec,
+    recipe: TrainSpec,
     x: np.ndarray,
     y: np.ndarray,
     x_val: np.ndarray | None = None,
@@ -202,67 +249,52 @@ def train_model(
     """Train one local model on uint8 NHWC images ``x`` with labels ``y`` (N,) or multi-hot (N, K).
 
     ``on_epoch_end(epoch, model, stats)`` is called after every epoch (per-epoch checkpoints of
-    metamorphic.md 7.2 / RQ6); ``progress`` is an optional tqdm bar updated once per epoch.
+    the metamorphic paper's RQ6); ``progress`` is an optional tqdm bar updated once per epoch.
     Returns the model in eval mode on the CPU and its metadata. Deterministic for given seeds.
+    About 80 lines: one generator draws the training subset, then each epoch's order, so its
+    draws stay visible in one function.
     """
-    if spec.optimizer not in OPTIMIZERS:
-        raise TrainError(f"unknown optimizer {spec.optimizer!r}; known: {OPTIMIZERS}")
-    if spec.epochs < 0 or spec.batch_size < 1 or not 0 < spec.data_fraction <= 1:
-        raise TrainError(
-            f"epochs={spec.epochs} must be >= 0, batch_size={spec.batch_size} >= 1, "
-            f"data_fraction={spec.data_fraction} in (0, 1]"
-        )
-    check_kind(spec.preprocessing)
+    _check_recipe(recipe)
     multi = y.ndim == 2
     if num_classes is None:
         num_classes = int(y.shape[1]) if multi else int(y.max()) + 1
-    mapping = parse_label_map(spec.label_map, num_classes)
+    mapping = parse_label_map(recipe.label_map, num_classes)
     if mapping and multi:
         raise TrainError("label_map applies to single-label data only")
     y_train = apply_label_map(y, mapping)
     dev = torch.device(device)
     in_shape = tuple(int(s) for s in x.shape[1:])
 
-    model = init_model(spec, in_shape, num_classes)
-    from labelfree.zoo.io import state_dict_hash
+    model = init_model(recipe, in_shape, num_classes)
 
     init_hash = state_dict_hash(model.state_dict())
     model.to(dev)
 
-    gen = np.random.default_rng(derive_seed(spec.data_seed, "batch"))
-    n_use = max(1, int(round(spec.data_fraction * len(x))))
+    gen = np.random.default_rng(derive_seed(recipe.data_seed, "batch"))
+    n_use = max(1, int(round(recipe.data_fraction * len(x))))
     subset = np.sort(gen.permutation(len(x))[:n_use])
     xt = torch.from_numpy(np.ascontiguousarray(x[subset])).to(dev)
     yt = torch.from_numpy(np.ascontiguousarray(y_train[subset])).to(dev)
     yt = yt.float() if multi else yt.long()
     loss_fn: nn.Module = nn.BCEWithLogitsLoss() if multi else nn.CrossEntropyLoss()
-    opt = _optimizer(spec.optimizer, model.parameters(), spec.lr)
+    opt = _optimizer(recipe.optimizer, model.parameters(), recipe.lr)
 
     order_hash = ""
     loss_sum = torch.zeros((), device=dev)
     stats: dict[str, float] = {"loss": float("nan")}
     t0 = time.perf_counter()
     with deterministic(dev):
-        for epoch in range(spec.epochs):
+        for epoch in range(recipe.epochs):
             perm = gen.permutation(n_use)
             if epoch == 0:
                 order_hash = hashlib.sha256(subset[perm].astype(np.int64).tobytes()).hexdigest()[:16]
             model.train()
             loss_sum.zero_()
-            perm_t = torch.from_numpy(perm).to(dev)
-            for start in range(0, n_use, spec.batch_size):
-                idx = perm_t[start : start + spec.batch_size]
-                if len(idx) < 2 and any(isinstance(m, nn.BatchNorm2d) for m in model.modules()):
-                    continue  # BatchNorm cannot train on a single sample
-                xb = preprocess(xt[idx], spec.preprocessing, channels=in_shape[2])
-                loss = loss_fn(model(xb), yt[idx])
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                loss_sum += loss.detach() * len(idx)
+            _train_epoch(model, opt, loss_fn, xt, yt, torch.from_numpy(perm).to(dev), recipe,
+                         in_shape[2], loss_sum)
             stats = {"loss": float(loss_sum) / n_use}
             if x_val is not None and y_val is not None and len(x_val) and on_epoch_end is not None:
-                stats["val_accuracy"] = evaluate(model, x_val, y_val, spec.preprocessing, dev)
+                stats["val_accuracy"] = evaluate(model, x_val, y_val, recipe.preprocessing, dev)
             if on_epoch_end is not None:
                 on_epoch_end(epoch, model, stats)
             if progress is not None:
@@ -270,17 +302,11 @@ def train_model(
                 progress.update(1)
     train_time = time.perf_counter() - t0
     model.eval()
-    val_acc = val_acc_mapped = None
-    if x_val is not None and y_val is not None and len(x_val):
-        val_acc = evaluate(model, x_val, y_val, spec.preprocessing, dev)
-        if mapping:
-            val_acc_mapped = evaluate(
-                model, x_val, apply_label_map(y_val, mapping), spec.preprocessing, dev
-            )
+    val_acc, val_acc_mapped = _final_validation(model, x_val, y_val, mapping, recipe, dev)
     model.cpu()
     meta: dict[str, Any] = {
-        **asdict(spec),
-        "batch_seed": spec.data_seed,
+        **asdict(recipe),
+        "batch_seed": recipe.data_seed,
         "label_map_dict": {str(k): v for k, v in mapping.items()},
         "source": "local",
         "family": "local",

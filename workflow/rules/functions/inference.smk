@@ -18,7 +18,7 @@ def group_testset_paths(zoo, group):
 def zoo_feature_dtype(zoo):
     """Storage precision of the zoo's features (zoos.<zoo>.feature_dtype; a param, so that a
     change reruns the zoo's inference)."""
-    return studyplan_feature_dtype(config, zoo)
+    return syp_feature_dtype(config, zoo)
 
 
 def inference_job(zoo, models, group):
@@ -34,7 +34,7 @@ def inference_job(zoo, models, group):
         "feature_dtype": zoo_feature_dtype(zoo),
         "batch_size": INFER["batch_size"],
         "device": INFER["device"],
-        "amp": studyplan_autocast(config, zoo),
+        "amp": syp_autocast(config, zoo),
         "cache_bytes": INFER["cache_mb"] * 2**20,
     }
 
@@ -52,7 +52,7 @@ def group_manifest(dataset, group):
 def group_inputs(zoo, group):
     """What a per-model inference job on ``group`` lists as input: the set itself for a group
     of one, else the group's stand-in, so the graph resolves one input per job instead of one
-    per set (bench/graph_cost.py times a 10,000-model zoo).
+    per set (docs/architecture.md, "Graph cost").
     """
     sets = zoo_groups(zoo)[group]
     if len(sets) == 1:

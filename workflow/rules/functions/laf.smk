@@ -25,7 +25,7 @@ def laf_testsets(azoo):
 
 
 def laf_origin(base, testset):
-    """The test-set group a set was made in (labelfree.laf.experiment.classify_testset). A
+    """The test-set group a set was made in (labelfree.laf.run.classify_testset). A
     prediction zoo's one group says nothing about its sets: their names do (`natural-*`).
     """
     return "" if base in PRED_ZOOS else testset_group(base, testset)
@@ -33,7 +33,7 @@ def laf_origin(base, testset):
 
 def laf_parts(azoo):
     """Independent analysis jobs of an analysed zoo: part name -> its test sets, one part per
-    test-set group or per test set (laf.jobs; labelfree.laf.layout.partition)."""
+    test-set group or per test set (laf.jobs; labelfree.laf.plan.partition)."""
     base = laf_base(azoo)
     ts = laf_testsets(azoo)
     return partition(ts, [testset_group(base, t) for t in ts], LAF["jobs"])
@@ -68,7 +68,7 @@ def laf_part_inputs(wildcards):
 def laf_part_params(azoo, part):
     base = laf_base(azoo)
     ts = laf_parts(azoo)[part]
-    spec = {
+    job = {
         "zoo": azoo,
         "dataset": zoo_dataset(base),
         "models": zoo_models(base),
@@ -84,27 +84,27 @@ def laf_part_params(azoo, part):
     }
     if azoo in LAF_CLONES:
         c = LAF_CLONES[azoo]
-        spec["clone"] = dict(
+        job["clone"] = dict(
             c,
             source_infer=[infer_paths(c["source"], t) for t in ts],
             source_models=zoo_models(c["source"]),
         )
         if "id" in laf_testsets(azoo):
-            spec["clone"]["source_id"] = {
+            job["clone"]["source_id"] = {
                 "infer": infer_paths(c["source"], "id"),
                 "labels": testset_path(zoo_dataset(base), "id"),
             }
-    return spec
+    return job
 
 
 def laf_targets():
     out = [
-        f"results/laf/tables/{laf_layout.name(t)}.{e}"
+        f"results/laf/tables/{laf_plan.name(t)}.{e}"
         for t, _ in LAF_TABLES
         for e in ("csv", "md")
     ]
     out += [
-        f"results/laf/figures/{laf_layout.name(f)}.{e}"
+        f"results/laf/figures/{laf_plan.name(f)}.{e}"
         for f, _ in LAF_FIGURES
         for e in ("png", "pdf")
     ]

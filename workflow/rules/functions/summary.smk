@@ -10,7 +10,7 @@ def summary_checks():
     if study_enabled("pace"):
         out["pace"] = pace_table("extra-checks")
     if study_enabled("syp"):
-        out["syp"] = SYP_TABLES["extra-checks"]
+        out["syp"] = SYP.tables["extra-checks"]
     if study_enabled("alphatrim"):
         for e, o in AT_OUTPUTS.items():
             if "extra-checks" in o["tables"]:

@@ -1,4 +1,4 @@
-"""Which studies run on the configured zoos (issue 14 item 4; labelfree.studyplan): a study
+"""Which studies run on the configured zoos (labelfree.skips over the studies' plans): a study
 that cannot run says why in one line instead of stopping the run."""
 
 from __future__ import annotations
@@ -7,13 +7,7 @@ import pytest
 import yaml
 
 from labelfree.config import validate_config
-from labelfree.studyplan import (
-    ONE_MODEL_PARTS,
-    fixed_zoo_skips,
-    labelled_zoos,
-    scorecard_coverage,
-    scorecard_zoos,
-)
+from labelfree.skips import fixed_zoo_skips
 
 
 def _cfg(repo_root, user):
@@ -75,29 +69,3 @@ def test_disabled_studies_are_not_reported(repo_root):
     user = {**ONE_ZOO, **{s: {"enabled": False} for s in ("pace", "syp", "alphatrim",
                                                            "metamorphic")}}
     assert fixed_zoo_skips(_cfg(repo_root, user), user, set()) == {}
-
-
-def test_labelled_zoos():
-    keep, skip = labelled_zoos(["a", "b", "c", "d"], {"a": ["id"], "b": [], "c": ["x"], "d": ["id"]},
-                               {"a": 3, "b": 3, "c": 2, "d": 1}, "laf")
-    assert keep == ["a", "c"] and list(skip) == ["b", "d"]
-    assert "no labelled test set" in skip["b"] and "has 1 model(s)" in skip["d"]
-
-
-def test_scorecard_zoos_score_every_zoo_with_a_labelled_set_and_every_zoo_gets_a_row():
-    """Issue 18 ("the scorecard for every zoo"): every zoo with a model and a labelled scored set
-    is scored (a source-only zoo too: its sanity rows; a one-model zoo on estimation only, so a
-    one-model zoo skipped again fails here); the coverage table lists every zoo with its reason."""
-    scored = {"a": ["id", "natural-thick"], "b": ["id"], "c": [], "d": ["id", "x"], "e": ["x"],
-              "f": ["id"]}
-    n = {"a": 3, "b": 3, "c": 2, "d": 1, "e": 2, "f": 0}
-    keep, skip = scorecard_zoos(list(scored), scored, n, "id")
-    assert keep == ["a", "b", "d", "e"] and sorted(skip) == ["c", "f"]
-    assert "no labelled test set" in skip["c"] and "no model" in skip["f"]
-    rows = scorecard_coverage(list(scored), scored, n, skip)
-    assert [r["zoo"] for r in rows] == list(scored)
-    assert [r["scorecard"] for r in rows] == ["yes", "yes", "no", "estimation only", "yes", "no"]
-    assert all(bool(r["reason"]) == (r["scorecard"] != "yes") for r in rows)
-    assert rows[3]["reason"] == ONE_MODEL_PARTS and "not applicable" in ONE_MODEL_PARTS
-    assert rows[0]["scored_testsets"] == 2 and rows[3]["scored_testsets"] == 2
-    assert rows[2]["scored_testsets"] == 0 and rows[3]["models"] == 1

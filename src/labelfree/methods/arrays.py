@@ -1,4 +1,4 @@
-"""Array conventions shared by every method (scorecard spec section 0.2).
+"""Array conventions shared by every method (docs/methods.md, reading R1).
 
 A zoo's outputs on one set are a stack ``probs`` (M, N, K): M models, N inputs (same order for every
 model), K classes. Lists of (N, K) arrays are accepted and stacked. Probabilities are float64 when a
@@ -15,14 +15,6 @@ import numpy as np
 
 class MethodInputError(ValueError):
     """An array given to a method has the wrong shape, values or companion arrays."""
-
-
-def softmax(logits: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Softmax in float64 with the row maximum subtracted (spec 0.2)."""
-    z = np.asarray(logits, dtype=np.float64)
-    z = z - z.max(axis=axis, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=axis, keepdims=True)
 
 
 def stack(probs: np.ndarray | Sequence[np.ndarray], name: str = "probs") -> np.ndarray:
@@ -49,12 +41,12 @@ def stack(probs: np.ndarray | Sequence[np.ndarray], name: str = "probs") -> np.n
 
 
 def predictions(P: np.ndarray) -> np.ndarray:
-    """Argmax predictions (M, N) int64, ties to the lowest index (spec 0.2)."""
+    """Argmax predictions (M, N) int64, ties to the lowest index (reading R1)."""
     return np.asarray(P).argmax(axis=-1).astype(np.int64)
 
 
 def accuracy(P: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """True accuracy of every model, ``mean(argmax P[m] == y)`` (spec 12): (M, N, K) -> (M,)."""
+    """True accuracy of every model, ``mean(argmax P[m] == y)`` (reading R2): (M, N, K) -> (M,)."""
     y = np.asarray(labels)
     return (predictions(stack(P)) == y[None, :]).mean(axis=1)
 

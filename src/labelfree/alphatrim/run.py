@@ -1,43 +1,310 @@
-"""The study's three steps as library functions the workflow scripts call (spec section 5).
+"""The `alphatrim` study's computations: what its workflow jobs run (docs/alphatrim.md).
 
-1. :func:`train_experiment` - the task's data and every seed-regime zoo of an experiment,
-   trained together with :func:`labelfree.zoo.batched.train_batched_mlp` -> ``zoo.npz``.
-2. :func:`analyse_experiment` - alpha-hat and metrics per candidate and per ensemble.
-3. :func:`write_report` - Tables I-V and Figs. 4-16 named after the paper's numbering.
+1. Data and zoos: the task of an experiment (:func:`load_task`) and every seed-regime zoo
+   trained on it (:func:`train_experiment`, or :func:`train_block` per seed block and
+   :func:`merge_blocks`; source ``zoos`` reads the spine's zoos, :func:`collect_spine_zoos`)
+   -> ``zoo.npz``.
+2. Analysis (:func:`analyse_experiment`): alpha-hat and metrics per candidate of each regime
+   zoo (:func:`analyse_zoo`) and per sampled ensemble (:func:`analyse_ensembles`).
 
-:func:`experiment_outputs` lists what an experiment produces; the rule file uses it to
-declare outputs, the report step to write them, so both always agree.
+An *experiment* is one task (data + model recipe) with seed-regime zoos (paper Section V):
+
+- "sources": zoos S_init / S_batch / S_all; the first ``reference_fraction`` of each zoo is the
+  reference, the rest the candidates; alpha-hat, accuracy, ECE, churn w.r.t. the candidate
+  ensemble, pairwise churn (Tables II-IV, Figs. 9-12); and a separate S_all zoo split into
+  reference and ensemble pool, ensembles of growing size drawn from the pool (Table I, Figs. 4-8).
+- "transfer": heads on frozen backbone features, seeds vary like S_all; ensembles drawn from
+  the candidates (Table V, Figs. 13-16).
+
+Seeds come from ``labelfree.seeds.derive_seed(seed, experiment, ...)``, so reruns give
+identical tables. The tables and figures are :mod:`labelfree.alphatrim.report`'s.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from labelfree.alphatrim import experiment as ex
-from labelfree.alphatrim import figures as fg
-from labelfree.alphatrim.kernel import acceptance_threshold
-from labelfree.alphatrim.layout import (  # noqa: F401  (re-exported)
+from labelfree.alphatrim.bootstrap import alpha_hat
+from labelfree.alphatrim.kernel import acceptance_threshold, delta_a, ecdf_distance
+from labelfree.alphatrim.metrics import (
+    accuracy,
+    average_churn,
+    churn_matrix,
+    churn_vs,
+    ece,
+    ensemble_gaps,
+    logit_gap,
+    sample_ensembles,
+)
+from labelfree.alphatrim.plan import (
     CNN_MODEL_BLOCK,
-    FIGURES,
-    TABLES,
+    ENSEMBLE_ZOO,
+    REGIMES,
     experiment_blocks,
-    experiment_outputs,
     experiment_zoos,
     spine_zoos,
 )
-from labelfree.alphatrim.metrics import accuracy, logit_gap
 from labelfree.joblog import progress
-from labelfree.outputs import output_name
-from labelfree.seeds import derive_seed
-from labelfree.store import load_json, load_npz, save_figure, save_json, save_npz, save_table
+from labelfree.seeds import derive_seed, rng
+from labelfree.store import (
+    load_npz,
+    read_features,
+    read_image_set,
+    read_logits,
+    save_json,
+    save_npz,
+    save_table,
+)
 
 log = logging.getLogger(__name__)
+
+# ---------------------------------------------------------------------------------------------
+# seeds of the regimes and the tasks (docs/alphatrim.md, readings R8 and R9)
+# ---------------------------------------------------------------------------------------------
+
+
+def regime_seeds(regime: str, k: int, seed: int, experiment: str) -> tuple[list[int], list[int]]:
+    """(init seeds, batch seeds) of the k models of a regime zoo (docs/alphatrim.md, reading R8).
+
+    S_init: init varies, batch order fixed; S_batch: the reverse; S_all (and the ensemble zoo
+    E1_all, transfer heads): both vary, from two independent streams of one model index.
+    """
+    def per_model(stream: str) -> list[int]:
+        return [derive_seed(seed, experiment, regime, stream, i) for i in range(k)]
+
+    def fixed(stream: str) -> list[int]:
+        return [derive_seed(seed, experiment, regime, stream)] * k
+
+    if regime == "S_init":
+        return per_model("init"), fixed("batch")
+    if regime == "S_batch":
+        return fixed("init"), per_model("batch")
+    if regime in ("S_all", ENSEMBLE_ZOO):
+        return per_model("init"), per_model("batch")
+    raise ValueError(f"unknown seed regime {regime!r}; expected one of {[*REGIMES, ENSEMBLE_ZOO]}")
+
+
+def make_synthetic_task(cfg: Mapping[str, Any], seed: int) -> tuple[np.ndarray, ...]:
+    """Tier-2 task (docs/alphatrim.md, reading R9): sklearn make_classification, standardised,
+    first n_train = train.
+
+    Tabular float features are not images, so this task lives in the study, not in the data
+    layer (whose contract is uint8 NHWC image sets). Returns x_train, y_train, x_test, y_test.
+    """
+    # deferred: scikit-learn, needed by the synthetic task's training job only
+    from sklearn.datasets import make_classification
+
+    x, y = make_classification(
+        n_samples=int(cfg["n_samples"]),
+        n_features=int(cfg["n_features"]),
+        n_informative=int(cfg["n_informative"]),
+        n_redundant=int(cfg["n_redundant"]),
+        class_sep=float(cfg["class_sep"]),
+        flip_y=float(cfg["flip_y"]),
+        random_state=int(seed) % (2**31),
+    )
+    n_train = int(cfg["n_train"])
+    if not 0 < n_train < len(x):
+        raise ValueError(f"synthetic task: n_train={n_train} must lie in (0, n_samples={len(x)})")
+    mu, sd = x[:n_train].mean(0), x[:n_train].std(0)
+    x = ((x - mu) / np.where(sd > 0, sd, 1.0)).astype(np.float32)
+    return x[:n_train], y[:n_train].astype(np.int64), x[n_train:], y[n_train:].astype(np.int64)
+
+
+def image_task_arrays(
+    x: np.ndarray, y: np.ndarray, where: str, positive: list[int] | None = None,
+    negative: list[int] | None = None, flatten: bool = True,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A uint8 NHWC image set as [0, 1] floats (flattened for MLPs) and binary labels.
+
+    ``positive``/``negative``: class ids merged into label 1 / 0, other classes dropped (the
+    paper's CIFAR-10 task, docs/alphatrim.md reading R10); otherwise the labels must already be
+    {0, 1}.
+    """
+    if positive or negative:
+        pos, neg = list(positive or []), list(negative or [])
+        if not pos or not neg or set(pos) & set(neg):
+            raise ValueError(f"{where}: data.positive {pos} and data.negative {neg} must be "
+                             "non-empty and disjoint")
+        keep = np.isin(y, pos + neg)
+        x, y = x[keep], np.isin(y[keep], pos).astype(np.int64)
+    if set(np.unique(y).tolist()) - {0, 1}:
+        raise ValueError(
+            f"{where}: the alpha-trimming study needs a binary task (labels 0/1), got classes "
+            f"{np.unique(y).tolist()[:12]}; use e.g. datasets.<name>.options.binary: even_odd"
+        )
+    xf = x.astype(np.float32) / 255.0
+    return (xf.reshape(len(x), -1) if flatten else xf), y.astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# analysis settings
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AnalysisSettings:
+    """The analysis keys of the config section (schema config/schema/alphatrim.yaml)."""
+
+    eps_a: float = 0.01
+    n_boot: int = 100
+    grid: tuple[float, ...] = (0.0, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35,
+                               0.4, 0.45)
+    censor: float = 0.5
+    clip: float = 15.0
+    clip_mode: str = "clip"
+    reference_mode: str = "pooled_resample"
+    reference_fraction: float = 0.5
+    ece_bins: int = 10
+    cut: float = 0.05
+    fig5_delta_n: str = "half"
+    seed: int = 0
+    threads: int = 1
+
+    @classmethod
+    def from_config(cls, c: Mapping[str, Any]) -> AnalysisSettings:
+        return cls(
+            eps_a=float(c["eps_a"]), n_boot=int(c["bootstrap_B"]),
+            grid=tuple(float(a) for a in c["alpha_grid"]), censor=float(c["alpha_censor"]),
+            clip=float(c["clip"]), clip_mode=str(c["clip_mode"]),
+            reference_mode=str(c["reference_mode"]),
+            reference_fraction=float(c["reference_fraction"]), ece_bins=int(c["ece_bins"]),
+            cut=float(c["representative_cut"]), fig5_delta_n=str(c["fig5_delta_n"]),
+            seed=int(c["seed"]), threads=int(c.get("threads", 1)),
+        )
+
+    def gaps(self, logits: np.ndarray) -> np.ndarray:
+        return logit_gap(logits, clip=self.clip, clip_mode=self.clip_mode)
+
+    def alpha(self, reference: np.ndarray, candidates: np.ndarray, *names: object):
+        return alpha_hat(
+            reference, candidates, grid=self.grid, n_boot=self.n_boot, eps=self.eps_a,
+            seed=derive_seed(self.seed, "alpha", *names), censor=self.censor,
+            reference_mode=self.reference_mode, n_jobs=self.threads,
+        )
+
+
+def split_reference(k: int, fraction: float) -> int:
+    """Number of reference models: the first ``fraction`` of the zoo (paper Section V;
+    docs/alphatrim.md, reading R2)."""
+    m = int(round(k * fraction))
+    if not 1 <= m < k:
+        raise ValueError(
+            f"reference_fraction={fraction} of a zoo of {k} models leaves no reference or no "
+            "candidate; use more models"
+        )
+    return m
+
+
+# ---------------------------------------------------------------------------------------------
+# E2 (and E3): per-model statistics of a zoo's candidates
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ZooAnalysis:
+    """Per-candidate statistics of one zoo (``per_model.csv``) and the churn matrix."""
+
+    per_model: pd.DataFrame
+    pairwise_churn: np.ndarray
+    alpha_boot: np.ndarray
+    candidate_ensemble_accuracy: float
+    gamma: float
+
+
+def analyse_zoo(
+    logits: np.ndarray, labels: np.ndarray, s: AnalysisSettings, *names: object
+) -> ZooAnalysis:
+    """alpha-hat and metrics of the candidates of one zoo (E2 per regime; E3).
+
+    logits: (K, N_test, 2) in zoo order; the first reference_fraction models are the reference.
+    names: seed names of the bootstrap (experiment, regime); the last one prefixes model ids.
+    """
+    gaps = s.gaps(logits)
+    k = gaps.shape[0]
+    m = split_reference(k, s.reference_fraction)
+    ref, cand = gaps[:m], gaps[m:]
+    res = s.alpha(ref, cand, *names)
+    ens = cand.mean(axis=0)  # the candidate ensemble (docs/alphatrim.md, reading R7)
+    churn = churn_matrix(cand)
+    per_model = pd.DataFrame(
+        {
+            "model": [f"{names[-1] if names else 'run'}-{i:03d}" for i in range(m, k)],
+            "role": "candidate",
+            "alpha_hat": res.alpha_hat,
+            "alpha_hat_std": res.alpha_std,
+            "ks_reject_rate_at_0": res.ks_reject_rate,
+            "accuracy": accuracy(cand, labels),
+            "ece": ece(cand, labels, s.ece_bins),
+            "churn_vs_ensemble": churn_vs(cand, ens),
+            "avg_pairwise_churn": average_churn(churn) if len(cand) > 1 else np.nan,
+        }
+    )
+    return ZooAnalysis(
+        per_model=per_model,
+        pairwise_churn=churn,
+        alpha_boot=res.alpha_boot,
+        candidate_ensemble_accuracy=float(accuracy(ens, labels)),
+        gamma=res.gamma,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# E1 (and E3 ensembles): ensembles of growing size
+# ---------------------------------------------------------------------------------------------
+
+
+def analyse_ensembles(
+    reference_logits: np.ndarray,
+    pool_logits: np.ndarray,
+    labels: np.ndarray,
+    sizes: list[int],
+    reps: int,
+    s: AnalysisSettings,
+    *names: object,
+) -> pd.DataFrame:
+    """One row per sampled ensemble (``ensembles.csv``; docs/alphatrim.md, reading R6).
+
+    Members are drawn without replacement from the pool; alpha-hat against the reference
+    (all ensembles share the bootstrap replicates), L_inf to the pooled reference eCDF,
+    accuracy, churn w.r.t. the full-pool ensemble, ECE. Size 1 = single pool models.
+    """
+    ref = s.gaps(reference_logits)
+    pool = s.gaps(pool_logits)
+    full = pool.mean(axis=0)
+    gen = rng(s.seed, "ensembles", *names)
+    blocks, rows = [], []
+    for size in sizes:
+        if size > len(pool):
+            raise ValueError(f"ensemble size {size} exceeds the pool of {len(pool)} models")
+        members = sample_ensembles(len(pool), size, reps, gen)
+        blocks.append(ensemble_gaps(pool, members))
+        rows += [(size, r) for r in range(reps)]
+    ens = np.concatenate(blocks)
+    res = s.alpha(ref, ens, *names, "ensembles")
+    frame = pd.DataFrame(rows, columns=["M_ens", "rep"])
+    frame["alpha_hat"] = res.alpha_hat
+    frame["alpha_hat_std"] = res.alpha_std
+    frame["ks_reject_rate_at_0"] = res.ks_reject_rate
+    frame["linf_to_reference"] = ecdf_distance(ref, ens)
+    frame["accuracy"] = accuracy(ens, labels)
+    frame["churn_vs_full_ensemble"] = churn_vs(ens, full)
+    frame["ece"] = ece(ens, labels, s.ece_bins)
+    return frame
+
+
+def fig5_delta(n_test: int, s: AnalysisSettings) -> float:
+    """delta_a line of Fig. 5 (docs/alphatrim.md, reading R6): N = N_test/2 (``half``, default) or
+    N_test (``full``)."""
+    return delta_a(n_test // 2 if s.fig5_delta_n == "half" else n_test, s.eps_a)
+
 
 # ---------------------------------------------------------------------------------------------
 # step 1: data and zoos
@@ -52,18 +319,16 @@ def load_task(
     inputs: for source ``dataset`` keys ``train``/``test`` (image-set npz); for ``backbone``
     keys ``train_feat``/``test_feat`` (inference npz) and ``train``/``test`` (image sets).
     """
-    from labelfree.store import read_features, read_image_set
-
     data = cfg["data"]
     src = data["source"]
     if src == "make_classification":
-        return ex.make_synthetic_task(data, derive_seed(seed, name, "data"))
+        return make_synthetic_task(data, derive_seed(seed, name, "data"))
     if src == "dataset":
         tr, te = read_image_set(inputs["train"]), read_image_set(inputs["test"])
         kw = {"positive": data["positive"], "negative": data["negative"],
               "flatten": cfg["model"]["arch"] != "cnn"}
-        xtr, ytr = ex.image_task_arrays(tr.x, tr.y, inputs["train"], **kw)
-        xte, yte = ex.image_task_arrays(te.x, te.y, inputs["test"], **kw)
+        xtr, ytr = image_task_arrays(tr.x, tr.y, inputs["train"], **kw)
+        xte, yte = image_task_arrays(te.x, te.y, inputs["test"], **kw)
         return xtr, ytr, xte, yte
     if src == "backbone":
         ytr = read_image_set(inputs["train"]).y
@@ -74,9 +339,9 @@ def load_task(
         xtr = read_features(inputs["train_feat"], "penultimate", "alphatrim-train")
         xte = read_features(inputs["test_feat"], "penultimate", "id")
         if data["positive"] or data["negative"]:
-            xtr, ytr = ex.image_task_arrays(xtr, ytr, inputs["train_feat"], data["positive"],
+            xtr, ytr = image_task_arrays(xtr, ytr, inputs["train_feat"], data["positive"],
                                             data["negative"], flatten=False)
-            xte, yte = ex.image_task_arrays(xte, yte, inputs["test_feat"], data["positive"],
+            xte, yte = image_task_arrays(xte, yte, inputs["test_feat"], data["positive"],
                                             data["negative"], flatten=False)
             xtr, xte = xtr * 255.0, xte * 255.0  # undo the image scaling: these are features
         mu, sd = xtr.mean(0), xtr.std(0)
@@ -98,15 +363,13 @@ def collect_spine_zoos(
     inputs: ``labels`` (the test set) and ``logits_<study zoo>`` (inference npz per model, in
     sheet order); sheets: study zoo -> list of sheet rows (model, seed, batch_seed).
     """
-    from labelfree.store import read_image_set, read_logits
-
     y = read_image_set(inputs["labels"]).y
     classes = np.unique(y)
     if set(classes.tolist()) - {0, 1}:
         raise ValueError(
             f"alphatrim experiment {name}: test set {inputs['labels']} has {len(classes)} classes "
             f"(labels {classes.tolist()[:12]}); the study needs binary zoos (the score is the "
-            "logit gap m+ - m-, spec 2.1): train the spine zoos "
+            "logit gap m+ - m-, paper Section II-A): train the spine zoos "
             f"{sorted(set(spine_zoos(cfg).values()))} on a two-class dataset, e.g. digits with "
             "options.binary: even_odd (docs/alphatrim.md)")
     arrays: dict[str, np.ndarray] = {"y_test": y.astype(np.int64)}
@@ -120,7 +383,7 @@ def collect_spine_zoos(
                     f"alphatrim experiment {name}: zoo {spine_zoos(cfg)[zoo]!r} (data.zoos."
                     f"{zoo}) has {lg.shape[-1] if lg.ndim == 2 else '?'}-class logits "
                     f"{lg.shape} in {path}; the study needs binary zoos with logits of shape "
-                    f"({len(y)}, 2) (spec 2.1; docs/alphatrim.md)")
+                    f"({len(y)}, 2) (paper Section II-A; docs/alphatrim.md)")
             per_model.append(lg)
         logits = np.stack(per_model)
         arrays[f"logits_{zoo}"] = logits
@@ -138,14 +401,15 @@ def train_models(
     task: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], zoo: str, start: int, stop: int,
     threads: int = 1,
 ) -> dict[str, np.ndarray]:
-    """Train models ``[start, stop)`` of one zoo of an experiment (seeds of spec 3.1).
+    """Train models ``[start, stop)`` of one zoo of an experiment (docs/alphatrim.md, reading R8).
 
     Returns the block's arrays: ``logits`` (K, N_test, 2), ``curve_accuracy``/``curve_loss``
     (K, epochs) when ``curves``, ``init_seed``, ``batch_seed``, ``init_hash``, ``order_hash``
     and ``y_test``. Model i's seeds depend only on (seed, experiment, zoo, i), and training is
     per model, so any cut of a zoo into blocks gives the same models (:func:`merge_blocks`).
     """
-    # torch only here: the analysis and report jobs import this module without training
+    # deferred: torch (about 2.5 s per job start), which the analysis and report jobs that
+    # import this module never use
     from labelfree.zoo.batched import (
         BatchedCNNSpec,
         BatchedMLPSpec,
@@ -154,7 +418,7 @@ def train_models(
     )
 
     xtr, ytr, xte, yte = task
-    if zoo not in (*ex.REGIMES, ex.ENSEMBLE_ZOO) or not 0 <= start < stop:
+    if zoo not in (*REGIMES, ENSEMBLE_ZOO) or not 0 <= start < stop:
         raise ValueError(f"alphatrim experiment {name}: no models [{start}, {stop}) of zoo {zoo}")
     m = cfg["model"]
     if m["arch"] == "cnn" and xtr.ndim != 4:
@@ -163,7 +427,7 @@ def train_models(
               "batch_size": int(m["batch_size"]), "lr": float(m["lr"]),
               "momentum": float(m["momentum"])}
     # model i's seeds do not depend on the zoo's size: the first `stop` models' seeds suffice
-    init, batch = ex.regime_seeds("S_all" if cfg["kind"] == "transfer" else zoo, stop, seed, name)
+    init, batch = regime_seeds("S_all" if cfg["kind"] == "transfer" else zoo, stop, seed, name)
     init, batch = init[start:], batch[start:]
 
     bar = progress(total=stop - start, desc=f"alphatrim {name}/{zoo}", unit="model")
@@ -295,16 +559,16 @@ def analyse_experiment(
     summary_json: str | Path, threads: int = 1,
 ) -> None:
     """alpha-hat and metrics of every candidate (per regime) and ensemble; raw outputs."""
-    s = ex.AnalysisSettings.from_config({**study, "threads": threads})
+    s = AnalysisSettings.from_config({**study, "threads": threads})
     z = load_npz(zoo_npz)
     y = z["y_test"]
     zoos = experiment_zoos(cfg)
     summary = {"experiment": name, "n_test": int(len(y)), "N": int(len(y) // 2),
                "gamma": acceptance_threshold(len(y) // 2, s.eps_a), "ensemble_accuracy": {}}
     frames, raw = [], {}
-    for regime in progress([r for r in ex.REGIMES if r in zoos], desc=f"alphatrim {name}",
+    for regime in progress([r for r in REGIMES if r in zoos], desc=f"alphatrim {name}",
                            unit="regime"):
-        a = ex.analyse_zoo(z[f"logits_{regime}"], y, s, name, regime)
+        a = analyse_zoo(z[f"logits_{regime}"], y, s, name, regime)
         frames.append(a.per_model.assign(regime=regime))
         raw[f"churn_{regime}"] = a.pairwise_churn
         raw[f"alpha_boot_{regime}"] = a.alpha_boot
@@ -324,102 +588,22 @@ def analyse_experiment(
     reps = int(cfg["ensembles"]["reps"])
     if cfg["kind"] == "transfer" and sizes:
         logits = z["logits_S_all"]
-        m = ex.split_reference(len(logits), s.reference_fraction)
+        m = split_reference(len(logits), s.reference_fraction)
         sizes = [v for v in sizes if v <= len(logits) - m]
-        ens = ex.analyse_ensembles(logits[:m], logits[m:], y, sizes, reps, s, name, "S_all")
-    elif ex.ENSEMBLE_ZOO in zoos:
-        logits = z[f"logits_{ex.ENSEMBLE_ZOO}"]
-        m = ex.split_reference(len(logits), s.reference_fraction)
+        ens = analyse_ensembles(logits[:m], logits[m:], y, sizes, reps, s, name, "S_all")
+    elif ENSEMBLE_ZOO in zoos:
+        logits = z[f"logits_{ENSEMBLE_ZOO}"]
+        m = split_reference(len(logits), s.reference_fraction)
         dropped = [v for v in sizes if v > len(logits) - m]
         if dropped:
             log.warning("ensemble sizes %s exceed the pool of %d models; skipped", dropped,
                         len(logits) - m)
         sizes = [v for v in sizes if v <= len(logits) - m]
-        ens = ex.analyse_ensembles(logits[:m], logits[m:], y, sizes, reps, s, name,
-                                   ex.ENSEMBLE_ZOO)
-    summary["fig5_delta_a"] = ex.fig5_delta(len(y), s)
+        ens = analyse_ensembles(logits[:m], logits[m:], y, sizes, reps, s, name,
+                                   ENSEMBLE_ZOO)
+    summary["fig5_delta_a"] = fig5_delta(len(y), s)
     save_table(ens, ensembles_csv, title=f"alphatrim {name}: one row per sampled ensemble")
     save_npz(raw_npz, **(raw or {"empty": np.zeros(0)}))
     save_json(summary, summary_json)
 
 
-# ---------------------------------------------------------------------------------------------
-# step 3: tables and figures
-# ---------------------------------------------------------------------------------------------
-
-
-def write_report(
-    name: str, cfg: Mapping[str, Any], study: Mapping[str, Any], zoo_npz: str | Path,
-    per_model_csv: str | Path, ensembles_csv: str | Path, raw_npz: str | Path,
-    summary_json: str | Path, tables_dir: str | Path, figures_dir: str | Path,
-) -> None:
-    """Write the experiment's tables (csv + md) and figures (png + pdf), see TABLES/FIGURES,
-    named ``<id>-<experiment>[-<detail>]`` (docs/outputs.md)."""
-    s = ex.AnalysisSettings.from_config(study)
-    want = experiment_outputs(cfg)
-    per_model = pd.read_csv(per_model_csv)
-    ens = pd.read_csv(ensembles_csv)
-    raw = load_npz(raw_npz)
-    summary = load_json(summary_json)
-    z = load_npz(zoo_npz)
-    tdir, fdir = Path(tables_dir), Path(figures_dir)
-    cut, band = s.cut, float(study["top_band"])
-    n = summary["N"]
-
-    def table(key: str, df: pd.DataFrame) -> None:
-        save_table(df, tdir / f"{output_name(key, name)}.csv",
-                   title=f"{TABLES[key]} ({name}, N = {n}, gamma = {summary.get('gamma', 0):.4f})")
-
-    def figure(key: str, fig: Any) -> None:
-        save_figure(fig, fdir / f"{output_name(key, name)}.png")
-
-    def curves(zoo: str) -> dict[str, np.ndarray] | None:
-        if f"curve_accuracy_{zoo}" not in z:
-            return None
-        return {"accuracy": z[f"curve_accuracy_{zoo}"], "loss": z[f"curve_loss_{zoo}"]}
-
-    pairs = {r: ex.pair_table(per_model[per_model["regime"] == r].reset_index(drop=True),
-                              raw[f"churn_{r}"])
-             for r in dict.fromkeys(per_model["regime"])}
-    for key in want["tables"]:
-        if key == "table1":
-            table(key, ex.table1(ens, cut, summary["fig5_delta_a"]))
-        elif key == "table2":
-            table(key, ex.table2(per_model, summary["ensemble_accuracy"], cut))
-        elif key == "table3":
-            table(key, ex.table3(pairs, cut))
-        elif key == "extra-checks":
-            table(key, ex.checks_table(per_model, ens, cut))
-        elif key in ("table4", "table5"):
-            table(key, ex.table_top_band(per_model[per_model["regime"] == "S_all"], band))
-    sall = per_model[per_model["regime"] == "S_all"]
-    for key in want["figures"]:
-        label = f"{FIGURES[key]} ({name})"
-        if key == "fig4":
-            logits = z[f"logits_{ex.ENSEMBLE_ZOO}"]
-            m = ex.split_reference(len(logits), s.reference_fraction)
-            fig = fg.fig_gap_histogram_and_curves(s.gaps(logits[m:]), curves(ex.ENSEMBLE_ZOO),
-                                                  label)
-        elif key == "fig5":
-            fig = fg.fig_ensemble_scatter(ens, "linf_to_reference", "L_inf(reference, ensemble)",
-                                          label, hline=summary["fig5_delta_a"])
-        elif key in ("fig6", "fig15"):
-            fig = fg.fig_ensemble_panels(ens, "churn_vs_full_ensemble", "churn w.r.t. ensemble",
-                                         label)
-        elif key in ("fig7", "fig16"):
-            fig = fg.fig_ensemble_panels(ens, "ece", "ECE", label)
-        elif key == "fig8":
-            fig = fg.fig_ensemble_scatter(ens, "alpha_hat", "alpha-hat", label, hline=cut)
-        elif key == "fig9":
-            fig = fg.fig_alpha_vs_accuracy(per_model, cut, label)
-        elif key == "fig10":
-            fig = fg.fig_pairwise(pairs, label)
-        elif key in ("fig11", "fig14"):
-            fig = fg.fig_alpha_vs_metrics(sall, cut, label)
-        elif key == "fig12":
-            fig = fg.fig_3d(sall, label)
-        elif key == "fig13":
-            fig = fg.fig_curves(curves("S_all"), label)
-        else:  # pragma: no cover - FIGURES and this dispatch are kept in sync by tests
-            raise KeyError(key)
-        figure(key, fig)

@@ -1,8 +1,9 @@
-"""Tables, figures and checks of the study (metamorphic.md 5, 7.3, 7.4), from the per-zoo
-verdict summaries and per-image tables written by :func:`labelfree.metamorphic.experiment.zoo_verdicts`.
+"""Tables, figures and the checks table of the study, from the per-zoo verdict summaries and
+per-image tables written by :func:`labelfree.metamorphic.run.zoo_verdicts`.
 
-Every output names the paper table or figure it reproduces. :func:`write_report` is the single
-entry point of the `mm_report` rule.
+Every output names the paper table or figure it reproduces (the paper's Sections 5 and 6; the
+checks: docs/metamorphic.md, reading R12). :func:`write_report` is the single entry point of the
+``metamorphic_report`` rule; ``cfg`` is the validated ``metamorphic`` section of the config.
 """
 
 from __future__ import annotations
@@ -14,48 +15,18 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from matplotlib.patches import Rectangle
 
+from labelfree import plots, stats
 from labelfree.metamorphic import analysis as an
-from labelfree.metamorphic import chunked as ck
 from labelfree.metamorphic.followups import COLOURSETS
+from labelfree.metamorphic.plan import TABLES, zoo_of
+from labelfree.metamorphic.run import NpzRows
 from labelfree.outputs import POOLED, output_name
+from labelfree.seeds import derive_seed
 from labelfree.store import load_npz, read_image_set, save_figure, save_json, save_table
 
 log = logging.getLogger(__name__)
-
-#: Final outputs (stem -> title) of the report rule, in results/metamorphic/tables/; every output
-#: pools the study's zoos, so its file is <id>-all[-<detail>] (:func:`out_name`, docs/outputs.md).
-TABLES = {
-    "table1-3": "Tables 1-3 (RQ1): oracle precision of MR-1/MR-2 flags, measured "
-    "from the hidden masks of DigitScenes, with the false-positive categories",
-    "table4": "Table 4 (RQ2): 3 vs 15 colours, contingency, chi-square (Yates) and Cramer's V",
-    "table5-6": "Tables 5-6 (RQ3): unreliable inferences per model, count (ratio to #correct)",
-    "fig6": "Fig. 6 (RQ3): share of flagged inputs flagged by exactly n models",
-    "fig8": "Fig. 8 (RQ4): flagged-and-correct / all images per object-size bin",
-    "table7-8": "Tables 7-8 (RQ5): accuracy of Unreliable / Reliable inferences",
-    "table7-wilcoxon": "RQ5: Reliable - Original gain (pp) and exact one-sided Wilcoxon p",
-    "fig9": "Fig. 9 (RQ6): accuracy and MR ratios over training epochs",
-    "fig10": "Fig. 10 (RQ6): accuracy vs MR ratios across the zoo, Pearson r",
-    "extra-bias_calibration": "Spec 7.3 pilot table: training bias x test bias -> accuracy and MR ratios",
-    "extra-mr2_recall": "Beyond the paper: MR-2 recall against counterfactual ground truth (check H)",
-    "table1-3-annotation_sizes": "RQ1 manual check: flags (violated and correct) per model and MR with the "
-    "Cochran sample size (z, e, p = 0.5, finite-population correction, rounded up); the sample is "
-    "annotation/rq1_sample.csv",
-    "fig7": "Fig. 7 (RQ4): the inputs flagged (MR-1 or MR-2, violated and correct) by the "
-    "most models of the unbiased zoo, with their object-area ratio",
-    "extra-checks": "Checks A-H of metamorphic.md 7.4 (A-F hard, G soft, H reported) and the paper's "
-    "conclusions at small scale: check, value, threshold, holds, switch (documented deviation)",
-}
-FIGURES = {
-    "fig6": "Fig. 6",
-    "fig8": "Fig. 8",
-    "fig9": "Fig. 9",
-    "fig10": "Fig. 10",
-    "fig7": "Fig. 7",
-    "fig1-5-gallery": "Figs. 1, 2, 4, 5",
-}
-
-
 
 def out_name(stem: str) -> str:
     """The file name (no suffix) of a metamorphic table or figure (docs/outputs.md)."""
@@ -84,11 +55,11 @@ def select(summary: pd.DataFrame, **eq: Any) -> pd.DataFrame:
     return summary[m]
 
 
-def main_rows(summary: pd.DataFrame, mm: Mapping[str, Any]) -> pd.DataFrame:
+def main_rows(summary: pd.DataFrame, cfg: Mapping[str, Any]) -> pd.DataFrame:
     """Each zoo's models on its main base with the main colour set."""
     parts = [
-        select(summary, zoo=z, base=zc["main"], colourset=mm["colourset_main"])
-        for z, zc in mm["zoos"].items()
+        select(summary, zoo=z, base=zc["main"], colourset=cfg["colourset_main"])
+        for z, zc in cfg["zoos"].items()
     ]
     return pd.concat(parts, ignore_index=True) if parts else summary.iloc[:0]
 
@@ -96,33 +67,33 @@ def main_rows(summary: pd.DataFrame, mm: Mapping[str, Any]) -> pd.DataFrame:
 def write_report(
     summary: pd.DataFrame,
     images: pd.DataFrame,
-    mm: Mapping[str, Any],
+    cfg: Mapping[str, Any],
     out_dir: str | Path,
     gallery: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Write every table, figure and the checks; returns the checks as a dict."""
     out = Path(out_dir)
     tdir, fdir = out / "tables", out / "figures"
-    unb = _zoo_of(mm, "unbiased")
-    ref = _reference_rows(select(summary, zoo=unb, base=mm["zoos"][unb]["main"],
-                                 colourset=mm["colourset_main"]), mm["reference"]) if unb else None
+    unb = zoo_of(cfg, "unbiased")
+    ref = _reference_rows(select(summary, zoo=unb, base=cfg["zoos"][unb]["main"],
+                                 colourset=cfg["colourset_main"]), cfg["reference"]) if unb else None
     ref_model = str(ref["model"].iloc[0]) if ref is not None and len(ref) else None
     res: dict[str, Any] = {"reference_model": ref_model}
 
     # RQ1 ------------------------------------------------------------------------------------
-    rq1 = _rq1(summary, mm)
+    rq1 = _rq1(summary, cfg)
     save_table(rq1, tdir / f"{out_name('table1-3')}.csv", title=TABLES["table1-3"])
     # RQ2 ------------------------------------------------------------------------------------
-    rq2 = _rq2(images, mm)
+    rq2 = _rq2(images, cfg)
     save_table(rq2, tdir / f"{out_name('table4')}.csv", title=TABLES["table4"], float_format="%.4g")
     # RQ3 ------------------------------------------------------------------------------------
-    mains = main_rows(summary, mm)
+    mains = main_rows(summary, cfg)
     t5 = _prevalence(mains)
     save_table(t5, tdir / f"{out_name('table5-6')}.csv", title=TABLES["table5-6"])
-    f6 = _fig6(images, mm, unb, fdir)
+    f6 = _fig6(images, cfg, unb, fdir)
     save_table(f6, tdir / f"{out_name('fig6')}.csv", title=TABLES["fig6"])
     # RQ4 ------------------------------------------------------------------------------------
-    f8, rho_c = _fig8(images, mm, unb, ref_model, fdir)
+    f8, rho_c = _fig8(images, cfg, unb, ref_model, fdir)
     save_table(f8, tdir / f"{out_name('fig8')}.csv", title=TABLES["fig8"])
     # RQ5 ------------------------------------------------------------------------------------
     t7 = _accuracy_table(mains)
@@ -130,35 +101,30 @@ def write_report(
     w = _wilcoxon(mains, unb)
     save_table(w, tdir / f"{out_name('table7-wilcoxon')}.csv", title=TABLES["table7-wilcoxon"], float_format="%.4g")
     # RQ6 ------------------------------------------------------------------------------------
-    f9 = _fig9(summary, mm, unb, fdir)
+    f9 = _fig9(summary, cfg, unb, fdir)
     save_table(f9, tdir / f"{out_name('fig9')}.csv", title=TABLES["fig9"])
     f10, r10 = _fig10(mains, unb, fdir)
     save_table(f10, tdir / f"{out_name('fig10')}.csv", title=TABLES["fig10"])
     # bias calibration and recall ------------------------------------------------------------
-    bias = _bias_table(summary, mm, ref_model)
+    bias = _bias_table(summary, cfg, ref_model)
     save_table(bias, tdir / f"{out_name('extra-bias_calibration')}.csv", title=TABLES["extra-bias_calibration"])
-    rec = _recall_table(summary, mm)
+    rec = _recall_table(summary, cfg)
     save_table(rec, tdir / f"{out_name('extra-mr2_recall')}.csv", title=TABLES["extra-mr2_recall"])
     # RQ1 manual-check export and Fig. 7 ------------------------------------------------------
-    sizes, sample = rq1_annotation(images, summary, mm)
+    sizes, sample = rq1_annotation(images, summary, cfg)
     save_table(sizes, tdir / f"{out_name('table1-3-annotation_sizes')}.csv", title=TABLES["table1-3-annotation_sizes"])
     save_table(sample, out / "annotation" / "rq1_sample.csv",
                title="RQ1 annotation form: one row per sampled flag; annotators fill the blank columns")
-    f7 = _fig7(images, mm, unb, gallery or {}, fdir)
+    f7 = _fig7(images, cfg, unb, gallery or {}, fdir)
     save_table(f7, tdir / f"{out_name('fig7')}.csv", title=TABLES["fig7"])
     # checks ---------------------------------------------------------------------------------
-    checks = _checks(summary, mains, rq1, rq2, bias, f6, f9, rho_c, w, r10, rec, mm, ref_model, f7, images)
+    checks = _checks(summary, mains, rq1, rq2, bias, f6, f9, rho_c, w, r10, rec, cfg, ref_model, f7, images)
     save_table(checks, tdir / f"{out_name('extra-checks')}.csv", title=TABLES["extra-checks"], float_format="%.4g")
     res["checks"] = checks.to_dict("records")
     save_json(res, out / "raw" / "checks.json")
     # gallery ----------------------------------------------------------------------------------
-    _gallery(images, mm, ref_model, unb, gallery or {}, fdir)
+    _gallery(images, cfg, ref_model, unb, gallery or {}, fdir)
     return res
-
-
-def _zoo_of(mm: Mapping[str, Any], role: str) -> str | None:
-    zs = [z for z, c in mm["zoos"].items() if c["role"] == role]
-    return zs[0] if zs else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -166,12 +132,12 @@ def _zoo_of(mm: Mapping[str, Any], role: str) -> str | None:
 # ---------------------------------------------------------------------------------------------
 
 
-def _rq1(summary: pd.DataFrame, mm: Mapping[str, Any]) -> pd.DataFrame:
+def _rq1(summary: pd.DataFrame, cfg: Mapping[str, Any]) -> pd.DataFrame:
     """Tables 1-3: per model and MR on the RQ1 base (multi-label models on their main base)."""
     rows = []
-    for zoo, zc in mm["zoos"].items():
-        base = mm["rq1"]["base"] if zc["role"] != "multilabel" else zc["main"]
-        s = select(summary, zoo=zoo, base=base, colourset=mm["colourset_main"])
+    for zoo, zc in cfg["zoos"].items():
+        base = cfg["rq1"]["base"] if zc["role"] != "multilabel" else zc["main"]
+        s = select(summary, zoo=zoo, base=base, colourset=cfg["colourset_main"])
         for r in s.to_dict("records"):
             for mr in ("MR1", "MR2"):
                 rows.append({
@@ -188,29 +154,28 @@ def _rq1(summary: pd.DataFrame, mm: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def rq1_annotation(
-    images: pd.DataFrame, summary: pd.DataFrame, mm: Mapping[str, Any]
+    images: pd.DataFrame, summary: pd.DataFrame, cfg: Mapping[str, Any]
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """RQ1 manual check (spec 5 "Sampling"): per model of ``rq1.models`` (empty = every model) on
+    """RQ1 manual check (docs/metamorphic.md, reading R11): per model of ``rq1.models`` (empty = every model) on
     the RQ1 base (multi-label zoos: their main base) and per MR, a uniform sample without
     replacement of the flags (violated and correct) of Cochran's size (z, e of ``rq1``), seeded by
     (``rq1.seed``, zoo, model, MR). Returns (sizes per model and MR, the annotation form: one row
     per sampled flag with the follow-up to show, white-filled as the authors did, and blank
     annotator columns)."""
-    from labelfree.seeds import derive_seed
-
-    cfg = mm["rq1"]
-    z, e, seed = float(cfg.get("z", 1.96)), float(cfg.get("e", 0.05)), int(cfg.get("seed", 0))
-    wanted = set(cfg.get("models") or [])
+    rq1 = cfg["rq1"]
+    z, e, seed = float(rq1.get("z", 1.96)), float(rq1.get("e", 0.05)), int(rq1.get("seed", 0))
+    wanted = set(rq1.get("models") or [])
     sizes, rows = [], []
-    for zoo, zc in mm["zoos"].items():
-        base = cfg["base"] if zc["role"] != "multilabel" else zc["main"]
-        im = select(images, zoo=zoo, base=base, colourset=mm["colourset_main"])
+    for zoo, zc in cfg["zoos"].items():
+        base = rq1["base"] if zc["role"] != "multilabel" else zc["main"]
+        im = select(images, zoo=zoo, base=base, colourset=cfg["colourset_main"])
         for model, g in im.groupby("model", sort=False):
             if wanted and model not in wanted:
                 continue
             for mr, col, shown in (("MR-1", "mr1", "obj-white"), ("MR-2", "mr2", "bg-white")):
                 flags = g[g[col] & g["correct"]]
                 k = an.cochran(len(flags), z=z, e=e)
+                # the stream's name predates the study's one name; renaming it redraws the sample
                 rng = np.random.default_rng(derive_seed(seed, "mm_rq1", zoo, model, mr))
                 pick = np.sort(rng.choice(len(flags), size=k, replace=False)) if k else np.zeros(0, int)
                 sizes.append({"zoo": zoo, "model": model, "base": base, "MR": mr,
@@ -233,9 +198,9 @@ def rq1_annotation(
 # ---------------------------------------------------------------------------------------------
 
 
-def _rq2(images: pd.DataFrame, mm: Mapping[str, Any]) -> pd.DataFrame:
+def _rq2(images: pd.DataFrame, cfg: Mapping[str, Any]) -> pd.DataFrame:
     """Table 4: per model (and pooled) 2x2 of 15- vs 3-colour verdicts on correct inferences."""
-    base, cs = mm["rq2"]["base"], mm["rq2"]["colourset"]
+    base, cs = cfg["rq2"]["base"], cfg["rq2"]["colourset"]
     big = select(images, base=base, colourset=cs)
     small = select(images, base=base, colourset=f"c3-from-{cs}")
     rows = []
@@ -276,13 +241,11 @@ def _prevalence(mains: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _fig6(images: pd.DataFrame, mm: Mapping[str, Any], unb: str | None, fdir: Path) -> pd.DataFrame:
-    from labelfree import plots
-
+def _fig6(images: pd.DataFrame, cfg: Mapping[str, Any], unb: str | None, fdir: Path) -> pd.DataFrame:
     rows = []
     if unb is not None:
-        base = mm["zoos"][unb]["main"]
-        im = select(images, zoo=unb, base=base, colourset=mm["colourset_main"])
+        base = cfg["zoos"][unb]["main"]
+        im = select(images, zoo=unb, base=base, colourset=cfg["colourset_main"])
         models = list(dict.fromkeys(im["model"]))
         for mr, col in (("MR1", "mr1"), ("MR2", "mr2"), ("MR1&2", "mr12")):
             flags = np.stack([
@@ -313,12 +276,10 @@ def _fig6(images: pd.DataFrame, mm: Mapping[str, Any], unb: str | None, fdir: Pa
 # ---------------------------------------------------------------------------------------------
 
 
-def _fig8(images, mm, unb, ref_model, fdir) -> tuple[pd.DataFrame, float]:
-    from labelfree import plots
-
-    sb = mm["size_bins"]
-    im = select(images, zoo=unb, model=ref_model, base=mm["rq4"]["base"],
-                colourset=mm["colourset_main"]) if ref_model else images.iloc[:0]
+def _fig8(images, cfg, unb, ref_model, fdir) -> tuple[pd.DataFrame, float]:
+    sb = cfg["size_bins"]
+    im = select(images, zoo=unb, model=ref_model, base=cfg["rq4"]["base"],
+                colourset=cfg["colourset_main"]) if ref_model else images.iloc[:0]
     rows = []
     rho = float("nan")
     fig, ax = plots.figure(width=4.5, height=3.0)
@@ -336,7 +297,7 @@ def _fig8(images, mm, unb, ref_model, fdir) -> tuple[pd.DataFrame, float]:
                              "ratio_among_correct": rate[b] / acc[b] if acc[b] > 0 else np.nan})
             ax.plot(x[ok], rate[ok], marker="o", label=MR_LABEL[mr])
             if mr == "MR2":
-                rho = an.spearman(x[ok], rate[ok])
+                rho = _size_trend(x[ok], rate[ok])
     ax.set_xlabel("object area ratio (bin midpoint)")
     ax.set_ylabel("flagged & correct / images in bin")
     ax.set_title(f"Fig. 8 analogue: {ref_model}\nMR-2 Spearman rho = {rho:.2f}", fontsize=8)
@@ -348,6 +309,16 @@ def _fig8(images, mm, unb, ref_model, fdir) -> tuple[pd.DataFrame, float]:
 # ---------------------------------------------------------------------------------------------
 # RQ5
 # ---------------------------------------------------------------------------------------------
+
+
+def _size_trend(x: np.ndarray, rate: np.ndarray) -> float:
+    """Check C: Spearman rho of the MR-2 rate over the non-empty size bins; NaN below 3 bins, where
+    a rank correlation says nothing (docs/metamorphic.md, reading R12)."""
+    x, rate = np.asarray(x, dtype=np.float64), np.asarray(rate, dtype=np.float64)
+    ok = ~(np.isnan(x) | np.isnan(rate))
+    if ok.sum() < 3:
+        return float("nan")
+    return stats.spearman(x[ok], rate[ok])
 
 
 def _accuracy_table(mains: pd.DataFrame) -> pd.DataFrame:
@@ -392,13 +363,11 @@ def epoch_rows(sheet_like: pd.DataFrame, ep: Mapping[str, Any]) -> pd.DataFrame:
     return s.sort_values("epochs").drop_duplicates("epochs")
 
 
-def _fig9(summary, mm, unb, fdir) -> pd.DataFrame:
-    from labelfree import plots
-
+def _fig9(summary, cfg, unb, fdir) -> pd.DataFrame:
     if unb is None:
         return pd.DataFrame()
-    s = select(summary, zoo=unb, base=mm["zoos"][unb]["main"], colourset=mm["colourset_main"])
-    e = epoch_rows(s, mm["epochs"])
+    s = select(summary, zoo=unb, base=cfg["zoos"][unb]["main"], colourset=cfg["colourset_main"])
+    e = epoch_rows(s, cfg["epochs"])
     df = pd.DataFrame({"model": e["model"], "epochs": e["epochs"], "acc": e["acc"],
                        "MR-1 ratio": e["MR1_ratio"], "MR-2 ratio": e["MR2_ratio"],
                        "MR-1&2 ratio": e["MR1&2_ratio"]})
@@ -411,15 +380,13 @@ def _fig9(summary, mm, unb, fdir) -> pd.DataFrame:
     ax[1].set_xlabel("epoch")
     ax[1].set_ylabel("ratio to #correct")
     ax[1].legend()
-    fig.suptitle(f"Fig. 9 analogue: width {mm['epochs']['width']}, seed {mm['epochs']['seed']}",
+    fig.suptitle(f"Fig. 9 analogue: width {cfg['epochs']['width']}, seed {cfg['epochs']['seed']}",
                  fontsize=9)
     save_figure(fig, fdir / f"{out_name('fig9')}.png")
     return df
 
 
 def _fig10(mains, unb, fdir) -> tuple[pd.DataFrame, dict[str, float]]:
-    from labelfree import plots
-
     g = mains[mains["zoo"] == unb] if unb is not None else mains.iloc[:0]
     r = {mr: an.pearson(g["acc"], g[f"{mr}_ratio"]) for mr in ("MR1", "MR2", "MR1&2")}
     fig, ax = plots.figure(width=4.5, height=3.2)
@@ -446,13 +413,13 @@ def _fig10(mains, unb, fdir) -> tuple[pd.DataFrame, dict[str, float]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# spec 7.3 bias table, counterfactual recall
+# bias calibration table, counterfactual recall
 # ---------------------------------------------------------------------------------------------
 
 
-def _bias_models(summary, mm, ref_model) -> list[tuple[str, str, str]]:
+def _bias_models(summary, cfg, ref_model) -> list[tuple[str, str, str]]:
     out = []
-    for zoo, zc in mm["zoos"].items():
+    for zoo, zc in cfg["zoos"].items():
         if zc["role"] == "multilabel":
             continue
         models = [ref_model] if zc["role"] == "unbiased" else list(
@@ -461,39 +428,40 @@ def _bias_models(summary, mm, ref_model) -> list[tuple[str, str, str]]:
     return out
 
 
-def _bias_table(summary, mm, ref_model) -> pd.DataFrame:
+def _bias_table(summary, cfg, ref_model) -> pd.DataFrame:
     rows = []
-    for role, zoo, model in _bias_models(summary, mm, ref_model):
-        s = select(summary, zoo=zoo, model=model, colourset=mm["colourset_main"])
+    for role, zoo, model in _bias_models(summary, cfg, ref_model):
+        s = select(summary, zoo=zoo, model=model, colourset=cfg["colourset_main"])
         for r in s.to_dict("records"):
-            rho = mm["testsets"][r["base"]]["options"].get("rho", 0.0)
+            rho = cfg["testsets"][r["base"]]["options"].get("rho", 0.0)
             rows.append({"training set": role, "zoo": zoo, "model": model, "test base": r["base"],
                          "test rho": rho, "acc": r["acc"], "MR-1 ratio": r["MR1_ratio"],
                          "MR-2 ratio": r["MR2_ratio"], "MR-1&2 ratio": r["MR1&2_ratio"]})
     return pd.DataFrame(rows)
 
 
-def _recall_table(summary, mm) -> pd.DataFrame:
+def _recall_table(summary, cfg) -> pd.DataFrame:
     cols = [c for c in summary.columns if c.startswith("cf_")]
     if not cols:
         return pd.DataFrame(columns=["zoo", "model", "base"])
-    s = summary[(summary["colourset"] == mm["colourset_main"]) & summary["cf_recall"].notna()
-                | (summary["colourset"] == mm["colourset_main"]) & summary["cf_n_correct"].notna()]
+    s = summary[(summary["colourset"] == cfg["colourset_main"]) & summary["cf_recall"].notna()
+                | (summary["colourset"] == cfg["colourset_main"]) & summary["cf_n_correct"].notna()]
     keep = ["zoo", "role", "model", "base", "acc", "MR2_ratio", *cols]
     return s[keep].reset_index(drop=True)
 
 
 # ---------------------------------------------------------------------------------------------
-# checks A-H (spec 7.4)
+# checks A-H (docs/metamorphic.md, reading R12)
 # ---------------------------------------------------------------------------------------------
 
 
-def _b_check(mains: pd.DataFrame, mm: Mapping[str, Any], add) -> None:
-    """Check B (spec 7.4): MR-1 < MR-2 for every model; the switch
+def _b_check(mains: pd.DataFrame, cfg: Mapping[str, Any], add) -> None:
+    """Check B: MR-1 < MR-2 for every model; the switch
     ``metamorphic.checks.b_min_accuracy_over_chance`` (m > 0) restricts it to single-label models
-    with accuracy >= m / K (spec 7.3 "lessons": a near-chance model gives meaningless ratios); the
-    row names the switch and every excluded model, and the spec-literal value is reported too."""
-    mult = float(mm.get("checks", {}).get("b_min_accuracy_over_chance", 0.0))
+    with accuracy >= m / K (a near-chance model gives meaningless ratios; docs/metamorphic.md,
+    reading R12); the row names the switch and every excluded model, and the value over every
+    model is reported too."""
+    mult = float(cfg.get("checks", {}).get("b_min_accuracy_over_chance", 0.0))
     k = mains["n_classes"] if "n_classes" in mains else pd.Series(10, index=mains.index)
     defined = mains[mains["acc_num"] > 0]
     diff_all = (defined["MR2_ratio"] - defined["MR1_ratio"]).to_numpy()
@@ -511,23 +479,33 @@ def _b_check(mains: pd.DataFrame, mm: Mapping[str, Any], add) -> None:
     add("B", "hard", f"min MR-2 - MR-1 ratio over {len(keep)} of {len(mains)} models with accuracy "
         f">= {mult:g}x chance (main bases)", float(diff.min()) if diff.size else np.nan, "> 0",
         bool(diff.size and (diff > 0).all()),
-        f"metamorphic.checks.b_min_accuracy_over_chance = {mult:g} (spec: every model); "
+        f"metamorphic.checks.b_min_accuracy_over_chance = {mult:g} "
+        f"(docs/metamorphic.md R12: B as written covers every model); "
         f"excluded: {excluded or 'none'}")
-    add("B", "reported", f"spec-literal B: min MR-2 - MR-1 ratio over every model ({len(defined)})", lit,
-        "> 0", lit_ok, "")
+    add("B", "reported", "B as written (docs/metamorphic.md R12): min MR-2 - MR-1 ratio over "
+        f"every model ({len(defined)})", lit, "> 0", lit_ok, "")
 
 
-def _checks(summary, mains, rq1, rq2, bias, f6, f9, rho_c, w, r10, rec, mm, ref_model, f7=None,
+def _checks(summary, mains, rq1, rq2, bias, f6, f9, rho_c, w, r10, rec, cfg, ref_model, f7=None,
             images=None) -> pd.DataFrame:
-    """The checks table (issue 13): check, kind (hard / soft / reported / conclusion), what,
-    value, threshold, holds, switch (the documented deviation from the spec, empty if none)."""
+    """The checks table: check, kind (hard / soft / reported / conclusion), what, value,
+    threshold, holds, switch (the documented deviation from the checks as written, empty if none;
+    docs/metamorphic.md, reading R12). Rows: A-F, then G and H, then the paper's conclusions."""
     rows: list[dict[str, Any]] = []
 
     def add(check, kind, what, value, threshold, holds, switch=""):
         rows.append({"check": check, "kind": kind, "hard": kind == "hard", "what": what,
                      "value": value, "threshold": threshold, "holds": bool(holds), "switch": switch})
 
-    base1 = mm["rq1"]["base"]
+    b = _hard_checks(add, mains, rq1, rq2, bias, rho_c, cfg, ref_model)
+    _soft_checks(add, b, mains, f9, r10, rec, cfg)
+    _conclusions(add, f6, w, f7, f9, images, cfg)
+    return pd.DataFrame(rows)
+
+
+def _hard_checks(add, mains, rq1, rq2, bias, rho_c, cfg, ref_model) -> pd.DataFrame:
+    """Checks A-F; returns the bias table's rows on the RQ1 base (the soft checks use them)."""
+    base1 = cfg["rq1"]["base"]
     b = bias[bias["test base"] == base1] if not bias.empty else bias
     unb = b[b["training set"] == "unbiased"]["MR-2 ratio"].mean() if not b.empty else np.nan
     bia = b[b["training set"] == "biased"]["MR-2 ratio"].mean() if not b.empty else np.nan
@@ -536,7 +514,7 @@ def _checks(summary, mains, rq1, rq2, bias, f6, f9, rho_c, w, r10, rec, mm, ref_
     gap = bia - unb
     add("A", "hard", f"MR-2 ratio biased ({n_bia} model(s), mean {bia:.3f}) - unbiased "
         f"({n_unb} model(s), mean {unb:.3f}) on {base1}", gap, ">= 0.3", gap >= 0.3)
-    _b_check(mains, mm, add)
+    _b_check(mains, cfg, add)
     add("C", "hard", f"Spearman rho of MR-2 rate over area bins ({ref_model})", rho_c, "< 0", rho_c < 0)
     d_ok = ((mains["non_MR2_acc"] > mains["acc"]) & (mains["acc"] > mains["MR2_acc"])).to_numpy()
     add("D", "hard", "models with MR-2 Reliable > Original > Unreliable accuracy",
@@ -562,7 +540,12 @@ def _checks(summary, mains, rq1, rq2, bias, f6, f9, rho_c, w, r10, rec, mm, ref_
         "MR-2 > MR-1", p2 > p1)
     add("F", "hard", "share of 'multiple' among invalid MR-1 flags vs among correct inferences",
         f"{share_inv:.3f} vs {share_all:.3f}", "over-represented", share_inv > share_all)
-    # soft checks
+    return b
+
+
+def _soft_checks(add, b, mains, f9, r10, rec, cfg) -> None:
+    """Soft checks G (shortcut, multi-label, accuracy link, last checkpoints) and H (recall)."""
+    base1 = cfg["rq1"]["base"]
     sc = b[b["training set"] == "shortcut"]["MR-1 ratio"].mean() if not b.empty else np.nan
     un1 = b[b["training set"] == "unbiased"]["MR-1 ratio"].mean() if not b.empty else np.nan
     add("G", "soft", f"MR-1 ratio shortcut vs unbiased on {base1}", f"{sc:.3f} vs {un1:.3f}",
@@ -588,7 +571,11 @@ def _checks(summary, mains, rq1, rq2, bias, f6, f9, rho_c, w, r10, rec, mm, ref_
                 f"recall={r['cf_recall']:.3f} (n={int(r['cf_n_bg_driven'])}), "
                 f"false alarm={r['cf_false_alarm']:.3f} (n={int(r['cf_n_obj_driven'])})",
                 "reported", True)
-    # the paper's conclusions at small scale (spec 5 RQ3-RQ6; not among A-H)
+
+
+def _conclusions(add, f6, w, f7, f9, images, cfg) -> None:
+    """The paper's conclusions at small scale that A-H do not cover (RQ3-RQ6, the paper's
+    Section 6)."""
     if not f6.empty:
         d = f6[f6["MR"] == "MR-2"]
         one = float(d.loc[d["n_models"] == 1, "share"].iloc[0]) if len(d) else np.nan
@@ -605,7 +592,7 @@ def _checks(summary, mains, rq1, rq2, bias, f6, f9, rho_c, w, r10, rec, mm, ref_
             "exact one-sided Wilcoxon p", f"{gain:+.2f} pp, p={pw:.3g}", "gain > 0", gain > 0)
     if f7 is not None and len(f7) and images is not None and len(images):
         allr = float(select(images, zoo=f7["zoo"].iloc[0], base=f7["base"].iloc[0],
-                            colourset=mm["colourset_main"]).drop_duplicates("id")["area_ratio"].mean())
+                            colourset=cfg["colourset_main"]).drop_duplicates("id")["area_ratio"].mean())
         topr = float(f7["area_ratio"].mean())
         add("RQ4", "conclusion", f"inputs flagged by the most models have small objects (Fig. 7): mean "
             f"area ratio of the top {len(f7)} vs all inputs", f"{topr:.3f} vs {allr:.3f}", "top < all",
@@ -614,18 +601,13 @@ def _checks(summary, mains, rq1, rq2, bias, f6, f9, rho_c, w, r10, rec, mm, ref_
         r2 = f9["MR-2 ratio"].to_numpy()
         add("RQ6", "conclusion", "MR-2 ratio falls during training (Fig. 9): last vs first checkpoint",
             f"{r2[-1]:.3f} vs {r2[0]:.3f}", "last < first", r2[-1] < r2[0])
-    return pd.DataFrame(rows)
 
 
-def _fig7(images, mm, unb, paths: Mapping[str, str], fdir: Path, top: int = 8) -> pd.DataFrame:
-    """Fig. 7 (spec 5 RQ4): the ``top`` inputs of the RQ1 base flagged (MR-1 or MR-2, violated
+def _fig7(images, cfg, unb, paths: Mapping[str, str], fdir: Path, top: int = 8) -> pd.DataFrame:
+    """Fig. 7 (the paper's RQ4): the ``top`` inputs of the RQ1 base flagged (MR-1 or MR-2, violated
     and correct) by the most models of the unbiased zoo, ties broken by id, drawn with their box."""
-    from matplotlib.patches import Rectangle
-
-    from labelfree import plots
-
-    base = mm["rq1"]["base"]
-    im = select(images, zoo=unb, base=base, colourset=mm["colourset_main"]) if unb else images.iloc[:0]
+    base = cfg["rq1"]["base"]
+    im = select(images, zoo=unb, base=base, colourset=cfg["colourset_main"]) if unb else images.iloc[:0]
     df = pd.DataFrame(columns=["zoo", "base", "id", "n_models", "of_models", "area_ratio", "gt"])
     if not im.empty:
         im = im.assign(flag=(im["mr1"] | im["mr2"]) & im["correct"])
@@ -635,7 +617,7 @@ def _fig7(images, mm, unb, paths: Mapping[str, str], fdir: Path, top: int = 8) -
         per = per[per["n_models"] > 0].sort_values(["n_models", "id"], ascending=[False, True]).head(top)
         df = per.assign(zoo=unb, base=base, of_models=n_models)[list(df.columns)].reset_index(drop=True)
     if len(df) and paths.get("base"):
-        x = ck.NpzRows(paths["base"], "x")
+        x = NpzRows(paths["base"], "x")
         boxes = load_npz(paths["base"], keys=("boxes",))["boxes"]
         fig, axes = plots.figure(ncols=len(df), width=1.2, height=1.45)
         axes = np.atleast_1d(axes)
@@ -662,14 +644,12 @@ def _fig7(images, mm, unb, paths: Mapping[str, str], fdir: Path, top: int = 8) -
 # ---------------------------------------------------------------------------------------------
 
 
-def _gallery(images, mm, ref_model, unb, paths: Mapping[str, str], fdir: Path) -> None:
+def _gallery(images, cfg, ref_model, unb, paths: Mapping[str, str], fdir: Path) -> None:
     """Source with its box, then obj-black/gray/white and bg-black/gray/white, per category."""
-    from labelfree import plots
-
     fig, axes = None, None
     cats: list[tuple[str, int]] = []
     if paths and ref_model:
-        im = select(images, zoo=unb, model=ref_model, base=mm["rq1"]["base"], colourset="c3")
+        im = select(images, zoo=unb, model=ref_model, base=cfg["rq1"]["base"], colourset="c3")
         c = im["correct"]
         pick = {
             "MR-2 TP": im[c & im["mr2"] & im["mr2_valid"]],
@@ -700,8 +680,8 @@ def _gallery(images, mm, ref_model, unb, paths: Mapping[str, str], fdir: Path) -
                 if r == 0:
                     ax.set_title(titles[v], fontsize=6)
             x0, y0, x1, y1 = src["boxes"][i]
-            axes[r, 0].add_patch(__import__("matplotlib.patches", fromlist=["Rectangle"]).Rectangle(
-                (x0 - 0.5, y0 - 0.5), x1 - x0, y1 - y0, fill=False, ec="red", lw=0.8))
+            axes[r, 0].add_patch(Rectangle((x0 - 0.5, y0 - 0.5), x1 - x0, y1 - y0, fill=False,
+                                           ec="red", lw=0.8))
             axes[r, 0].set_ylabel(f"{name}\n#{i} y={src['y'][i]}", fontsize=5)
     else:
         fig, ax = plots.figure(width=3, height=1)

@@ -1,20 +1,22 @@
-"""What the `alphatrim` rule file needs while Snakemake parses it: the experiments' zoos, tables
-and figures (spec 3.4, 4, 5).
+"""What the `alphatrim` study runs for a config, decided while Snakemake parses the workflow:
+each experiment's zoos, seed-block jobs, tables and figures (:func:`plan`, which also checks the
+experiments), whether the study can run at all (:func:`skip_reason`), and the output names.
 
-Import-light on purpose (standard library only): parsing the Snakefile imports this module for
-every `snakemake` invocation, so it must not pull in torch (labelfree.zoo.batched) or matplotlib
-(.figures) (issue 23, item 4; tests/workflow/test_parse_imports.py). :mod:`.pipeline` and
-:mod:`.experiment` re-export these names.
+Standard library only: parsing the Snakefile imports this module for every `snakemake`
+invocation, so it must not pull in numpy, torch (labelfree.zoo.batched) or matplotlib
+(:mod:`.figures`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from labelfree.config import ConfigError
 from labelfree.outputs import output_name
 
-#: seed regimes (spec 3.1)
+#: seed regimes (paper Section V; docs/alphatrim.md, reading R8)
 REGIMES = ("S_init", "S_batch", "S_all")
 ENSEMBLE_ZOO = "E1_all"  # the separate S_all zoo of the ensemble block
 
@@ -27,7 +29,7 @@ TABLES = {
     "table3": "Table III",
     "table4": "Table IV",
     "table5": "Table V",
-    "extra-checks": "Checks (spec 6)",
+    "extra-checks": "Checks (docs/alphatrim.md, reading R11)",
 }
 FIGURES = {
     "fig4": "Fig. 4",
@@ -65,8 +67,8 @@ def non_binary_zoos(
 ) -> list[str]:
     """Source ``zoos``: one message per spine zoo whose dataset is not two-class.
 
-    The score is the logit gap m+ - m- of a two-class model (spec 2.1), so own zoos must be
-    binary. ``zoo_classes``: spine zoo -> (its dataset, the number of classes its config gives,
+    The score is the logit gap m+ - m- of a two-class model (paper Section II-A), so own zoos must
+    be binary. ``zoo_classes``: spine zoo -> (its dataset, the number of classes its config gives,
     or None when only the data knows; those are checked in the alphatrim_zoo job).
     """
     out = []
@@ -79,7 +81,7 @@ def non_binary_zoos(
             out.append(
                 f"alphatrim.experiments.{name}.data.zoos.{key}: zoo {zoo!r} is trained on "
                 f"dataset {dataset!r} with {k} classes; the study needs binary zoos (the score "
-                "is the logit gap m+ - m-, spec 2.1): use a two-class dataset, e.g. digits "
+                "is the logit gap m+ - m-, paper Section II-A): use a two-class dataset, e.g. digits "
                 "with options.binary: even_odd (docs/alphatrim.md, 'Zoos must be binary')")
     return out
 
@@ -164,9 +166,9 @@ def experiment_blocks(cfg: Mapping[str, Any]) -> list[tuple[str, int, int]]:
 
 
 def trains_on_gpu(cfg: Mapping[str, Any]) -> bool:
-    """Whether the experiment's training jobs run on a GPU, so must request one (issue 16,
-    alpha-trimming bullet 1): arch ``cnn`` with ``model.device: cuda``. MLPs train on the CPU
-    whatever the device (labelfree.alphatrim.pipeline.train_models), and source ``zoos`` trains
+    """Whether the experiment's training jobs run on a GPU, so must request one: arch
+    ``cnn`` with ``model.device: cuda``. MLPs train on the CPU
+    whatever the device (labelfree.alphatrim.run.train_models), and source ``zoos`` trains
     nothing here."""
     m = cfg["model"]
     return (cfg["data"]["source"] != "zoos" and m.get("arch") == "cnn"
@@ -176,3 +178,67 @@ def trains_on_gpu(cfg: Mapping[str, Any]) -> bool:
 def block_name(zoo: str, start: int, stop: int) -> str:
     """File stem of a shard: ``{zoo}-{start:05d}-{stop:05d}`` (start inclusive, stop exclusive)."""
     return f"{zoo}-{start:05d}-{stop:05d}"
+
+
+def skip_reason(
+    cfg: Mapping[str, Any], user: Mapping[str, Any], prediction_zoos: Collection[str]
+) -> str | None:
+    """Why the enabled study cannot run on this config (one line), or None.
+
+    ``cfg``: the validated config; ``user``: the study's section as the user wrote it (unused:
+    the study names no default zoo); ``prediction_zoos``: names of the prediction zoos. The
+    study trains its own seed-varied zoos, so it needs experiments, and zoos with weights.
+    """
+    del user
+    exps = cfg["alphatrim"]["experiments"]
+    if not exps:
+        return ("no experiments are configured (alphatrim.experiments); the study trains its "
+                "own seed-varied zoos (config/config.yaml has examples)")
+    for name, e in exps.items():
+        data = e.get("data", {})
+        used = [data.get("zoo", "")] + list((data.get("zoos") or {}).values())
+        bad = [z for z in used if z in prediction_zoos]
+        if bad:
+            return (f"experiment {name!r} uses prediction zoo(s) {bad}: the study needs models "
+                    "trained with known seeds (and a backbone's weights), not arrays")
+    return None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The study's jobs for a config: ``experiments`` (name -> its config; none when the study
+    is disabled), ``outputs`` (name -> {"tables": keys, "figures": keys}, :func:`experiment_outputs`)
+    and ``blocks`` (name -> its seed-block shards, :func:`experiment_blocks`)."""
+
+    experiments: dict[str, Any]
+    outputs: dict[str, dict[str, list[str]]]
+    blocks: dict[str, list[tuple[str, int, int]]]
+
+
+def plan(
+    experiments: Mapping[str, Any], zoos: Mapping[str, Any], datasets: Mapping[str, Any],
+    prediction_zoos: Collection[str], num_classes: Callable[[Mapping[str, Any]], int | None],
+) -> Plan:
+    """The :class:`Plan` of the enabled study's ``experiments`` (``alphatrim.experiments``).
+
+    ``zoos``, ``datasets``: the config's sections; ``num_classes``: the class count a dataset's
+    config entry gives, or None when only the data knows
+    (:func:`labelfree.data.registry.known_num_classes`, passed in so that this module stays free
+    of numpy). Raises :class:`labelfree.config.ConfigError` for an experiment that cannot be
+    planned, and for a spine zoo (source ``zoos``) trained on a dataset that is not two-class
+    (the alphatrim_zoo job checks what only the data says).
+    """
+    try:
+        outputs = {e: experiment_outputs(c) for e, c in experiments.items()}
+        blocks = {e: experiment_blocks(c) for e, c in experiments.items()}
+    except ValueError as err:
+        raise ConfigError(f"alphatrim.experiments: {err}") from None
+    for e, c in experiments.items():
+        classes = {
+            z: (zoos[z]["dataset"], num_classes(datasets[zoos[z]["dataset"]]))
+            for z in spine_zoos(c).values()
+            if z in zoos and z not in prediction_zoos and zoos[z]["dataset"] in datasets
+        }
+        for msg in non_binary_zoos(e, c, classes):
+            raise ConfigError(msg)
+    return Plan(dict(experiments), outputs, blocks)

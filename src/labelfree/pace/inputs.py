@@ -1,19 +1,19 @@
-"""Small-scale PACE subjects on digits (PACE spec 7): mutated and generated input pools,
+"""Input pools of the small-scale PACE subjects on digits (docs/pace.md, reading R16): mutated and
+generated pools,
 the rotation-angle regression subject, and subjects built from inference artefacts.
 
-Pools are uint8 NHWC image sets (the project's array format). Mutations follow spec 5.4 at
+Pools are uint8 NHWC image sets (the project's array format). Mutations follow the paper's Driving-patch / -light at
 digits scale (small zero patches, brightness/contrast change with clipping); generated inputs
-follow spec 5.5 (L-inf FGSM / BIM with torch autograd, 50 % adversarial + 50 % clean).
+follow its Autogen-* recipe (L-inf FGSM / BIM with torch autograd, 50 % adversarial + 50 % clean).
 """
 
 from __future__ import annotations
 
 import logging
-import time
+import warnings
 
 import numpy as np
-
-from .experiment import Subject
+from scipy.ndimage import map_coordinates
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 def shifted_pool(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The images plus their four one-pixel shifts (up, down, left, right; zero fill), labels
-    kept: spec 7's deterministic pool enlargement (5 x N inputs)."""
+    kept: a deterministic pool enlargement (5 x N inputs)."""
     parts = [x]
     for axis, step in ((1, -1), (1, 1), (2, -1), (2, 1)):
         s = np.roll(x, step, axis=axis)
@@ -39,7 +39,7 @@ def shifted_pool(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def patch_images(x: np.ndarray, rng: np.random.Generator, size: int = 3,
                  count: tuple[int, int] = (1, 2), value: int = 0) -> np.ndarray:
-    """Occlusion (spec 5.4 "patch", digits analogue): ``count`` squares of ``size`` px set to
+    """Occlusion (Driving-patch, digits analogue): ``count`` squares of ``size`` px set to
     ``value`` at uniform random positions per image (vectorised over images)."""
     out = x.copy()
     n, h, w, _ = x.shape
@@ -58,7 +58,7 @@ def patch_images(x: np.ndarray, rng: np.random.Generator, size: int = 3,
 
 def light_images(x: np.ndarray, rng: np.random.Generator, offset: tuple[float, float] = (40, 120),
                  contrast: tuple[float, float] = (0.4, 1.0)) -> np.ndarray:
-    """Brightness/contrast change (spec 5.4 "light", one constant per image):
+    """Brightness/contrast change (Driving-light, one constant per image):
     ``clip(c * x + b)`` with ``c ~ U(contrast)``, ``b ~ U(offset)`` on the 0..255 scale."""
     n = len(x)
     c = rng.uniform(*contrast, size=n)[:, None, None, None]
@@ -74,10 +74,11 @@ def adversarial(model, x: np.ndarray, y: np.ndarray, preprocessing: str = "scale
                 step_size: float | None = None, batch: int = 512) -> np.ndarray:
     """L-inf FGSM (one step of size eps) or BIM (``steps`` steps of ``step_size``, projected to
     the eps-ball) on the [0, 1] pixel scale, by torch autograd through the model's own
-    preprocessing (spec 5.5). Returns uint8 images."""
+    preprocessing (reading R16). Returns uint8 images."""
+    # deferred: torch; run.py imports this module for the experiment jobs, which never load it
     import torch
 
-    from labelfree.zoo import preprocess
+    from labelfree.zoo.preprocess import preprocess
 
     if method not in ("fgsm", "bim"):
         raise ValueError(f"adversarial: method {method!r} is not 'fgsm' or 'bim'")
@@ -110,10 +111,11 @@ def carlini_wagner_l2(model, x: np.ndarray, y: np.ndarray, preprocessing: str = 
     scale, Adam, a binary search over ``c`` per image). Success and distance are judged on the
     image rounded to uint8, as the pool stores it: the smallest such misclassified image per
     input is returned, the input itself where the attack never succeeds. ``confidence``
-    (kappa, in logits) lets the adversarial survive rounding. Table 11's C&W pool (spec 5.5)."""
+    (kappa, in logits) lets the adversarial survive rounding. Table 11's C&W pool (reading R16)."""
+    # deferred: torch; run.py imports this module for the experiment jobs, which never load it
     import torch
 
-    from labelfree.zoo import preprocess
+    from labelfree.zoo.preprocess import preprocess
 
     model.eval()
     outs = []
@@ -160,7 +162,7 @@ def carlini_wagner_l2(model, x: np.ndarray, y: np.ndarray, preprocessing: str = 
 def adversarial_pool(model, x: np.ndarray, y: np.ndarray, rng: np.random.Generator,
                      preprocessing: str = "scale01", method: str = "bim", eps: float = 0.25,
                      steps: int = 10, cw: dict | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Spec 5.5 recipe: a random half of the pool is attacked, the other half stays clean.
+    """The Autogen-* recipe (reading R16): a random half of the pool is attacked, the other half stays clean.
     ``method``: 'fgsm', 'bim' (``eps``, ``steps``) or 'cw' (``carlini_wagner_l2`` with the
     keyword arguments in ``cw``). Returns (x, y, is_adversarial) in the original order."""
     n = len(x)
@@ -180,9 +182,7 @@ def adversarial_pool(model, x: np.ndarray, y: np.ndarray, rng: np.random.Generat
 
 def rotate_images(x: np.ndarray, angles_rad: np.ndarray) -> np.ndarray:
     """Rotate each image about its centre by its angle (bilinear, zero fill), vectorised with
-    ``scipy.ndimage.map_coordinates`` over the stacked images (spec 7, regression analogue)."""
-    from scipy.ndimage import map_coordinates
-
+    ``scipy.ndimage.map_coordinates`` over the stacked images (regression analogue, reading R16)."""
     n, h, w, c = x.shape
     img = x[..., 0].astype(np.float64) if c == 1 else x.mean(axis=3)
     cy, cx = (h - 1) / 2.0, (w - 1) / 2.0
@@ -203,12 +203,13 @@ def rotate_images(x: np.ndarray, angles_rad: np.ndarray) -> np.ndarray:
 class RotationRegressor:
     """A small ReLU MLP regressor of the rotation angle (radians) from pixels /255.
 
-    Our zoo has classifiers only, so the regression subject (Dave analogue, spec 7) brings its
+    Our zoo has classifiers only, so the regression subject (Dave analogue, reading R16) brings its
     own model: scikit-learn ``MLPRegressor``; FL = first hidden activations, LHL = last hidden
     activations, computed from ``coefs_``.
     """
 
     def __init__(self, hidden: tuple[int, ...] = (64, 32), seed: int = 0, max_iter: int = 300):
+        # deferred: scikit-learn (seconds to import), needed only by the subjects job
         from sklearn.neural_network import MLPRegressor
 
         self.net = MLPRegressor(hidden_layer_sizes=hidden, random_state=seed, max_iter=max_iter,
@@ -219,8 +220,6 @@ class RotationRegressor:
         return x.reshape(len(x), -1).astype(np.float64) / 255.0
 
     def fit(self, x: np.ndarray, angles: np.ndarray) -> RotationRegressor:
-        import warnings
-
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.net.fit(self.inputs(x), angles)
@@ -236,68 +235,3 @@ class RotationRegressor:
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         return self.net.predict(self.inputs(x))
-
-
-def regression_subjects(x_train: np.ndarray, x_test: np.ndarray, rng: np.random.Generator,
-                        max_angle_deg: float = 30.0, train_copies: int = 5,
-                        hidden: tuple[int, ...] = (64, 32), seed: int = 0,
-                        patch: dict | None = None, light: dict | None = None) -> tuple[list[Subject], dict]:
-    """Rotation-angle subjects: clean rotated test pool (original), patched and brightened
-    rotated pools (mutated). Accuracy = 1 - MSE in radians (spec 2.10)."""
-    lim = np.deg2rad(max_angle_deg)
-    t = time.perf_counter()
-    xt = np.concatenate([x_train] * train_copies)
-    at = rng.uniform(-lim, lim, size=len(xt))
-    reg = RotationRegressor(hidden, seed).fit(rotate_images(xt, at), at)
-    train_s = time.perf_counter() - t
-    a_test = rng.uniform(-lim, lim, size=len(x_test))
-    rot = rotate_images(x_test, a_test)
-    pools = {
-        "rot": ("original", rot),
-        "rot_patch": ("mutated", patch_images(rot, rng, **(patch or {}))),
-        "rot_light": ("mutated", light_images(rot, rng, **(light or {}))),
-    }
-    subjects = []
-    info = {"train_seconds": train_s, "train_images": len(xt)}
-    for name, (itype, xp) in pools.items():
-        pred = reg.predict(xp)
-        scores = 1.0 - (pred - a_test) ** 2
-        fl, *_, lhl = reg.hidden(xp)
-        subjects.append(Subject(
-            name=f"reg@{name}", task="reg", input_type=itype, mutant=False, model="mlp_regressor",
-            testset=name, scores=scores,
-            features={"ORI": RotationRegressor.inputs(xp), "FL": fl, "LHL": lhl},
-        ))
-        info[f"mse_{name}"] = float(np.mean((pred - a_test) ** 2))
-    return subjects, info
-
-
-# ------------------------------------------------------------------------------ from inference
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    z = logits - logits.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def classification_subject(name: str, model: str, testset: str, input_type: str, mutant: bool,
-                           x: np.ndarray, y: np.ndarray, logits: np.ndarray,
-                           feat_first: np.ndarray, feat_penultimate: np.ndarray,
-                           preprocessing: str = "scale01") -> Subject:
-    """Features ORI (model input after its preprocessing, flattened), FL, LHL, CON (softmax)
-    from one inference artefact (spec 2.2); item scores = correct, plus top-5 correct for
-    Table 9 (spec 2.10)."""
-    from labelfree.zoo import preprocess
-
-    from .metrics import item_scores_classification
-
-    ori = preprocess(x, preprocessing).reshape(len(x), -1).numpy()
-    prob = softmax(np.asarray(logits, dtype=np.float64))
-    return Subject(
-        name=name, task="cls", input_type=input_type, mutant=mutant, model=model,
-        testset=testset, scores=(prob.argmax(1) == y).astype(np.float64),
-        features={"ORI": ori, "FL": feat_first, "LHL": feat_penultimate, "CON": prob},
-        confidence=prob.max(axis=1),
-        scores_top5=item_scores_classification(logits, y, top=min(5, logits.shape[1])),
-    )

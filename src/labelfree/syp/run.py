@@ -1,0 +1,530 @@
+"""The `syp` study's computations over artefacts: what ``workflow/scripts/syp_*.py`` call.
+
+On plain arrays, for one classifier (paper Section 3; docs/syp.md, "What it computes"):
+
+1. :func:`build_indicator_table` - reference statistics (FD reference on training features, ATC
+   threshold on the clean ID test set), the six indicators and correctness of every set, and the
+   set-level baseline scores.
+2. :func:`run_variant` - normalise, train the oracle on the meta-sets (several seeds), score every
+   set.
+3. :func:`baseline_predictions` - the dataset-level baselines fitted on the meta-sets.
+
+On files (each reads artefacts through :mod:`labelfree.store`, calls the steps above and writes
+its outputs; none knows about Snakemake): :func:`write_testsets`, :func:`model_indicators`,
+:func:`train_variant`. Test-set names: ``syp-train`` (copy of the train split, FD reference),
+``syp-meta-000..`` (meta-sets), ``syp-val-*`` (validation sets), ``syp-rot-*``
+(90/180/270-degree copies for the Rotation baseline).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from safetensors.numpy import save_file
+
+from labelfree import store
+from labelfree.data.splits import stratified_partition
+from labelfree.joblog import progress
+from labelfree.numerics import entropy, softmax
+from labelfree.seeds import derive_seed, rng
+from labelfree.syp import baselines as bl
+from labelfree.syp.indicators import (
+    FeatureStats,
+    atc_threshold,
+    feature_stats,
+    frechet_distance,
+    image_indicators,
+    indicator_matrix,
+)
+from labelfree.syp.metasets import build_meta_set, build_validation_sets, rotations
+from labelfree.syp.normalise import fit_normaliser
+from labelfree.syp.plan import (
+    COLUMNS,
+    REF,
+    OracleConfig,
+    StudyConfigError,
+    meta_names,
+    rot_name,
+    validation_plan,
+    variant_overrides,
+)
+
+log = logging.getLogger("labelfree.syp")
+
+
+@dataclass(frozen=True)
+class SetInputs:
+    """One set seen by one classifier: softmax (N,K), penultimate features (N,D), labels (N,),
+    image indicators (N,3), and for the rotation baseline the features of the 90/180/270-degree
+    copies (3N, D) or None."""
+
+    probs: np.ndarray
+    feats: np.ndarray
+    labels: np.ndarray
+    image_ind: np.ndarray
+    rot_feats: np.ndarray | None = None
+
+
+@dataclass
+class IndicatorTable:
+    """Every set's indicator rows and set-level scores for one classifier.
+
+    ``x`` (R, 6) in COLUMNS order, ``correct`` (R,), ``set_id`` (R,) index into ``sets``;
+    ``kinds`` per set (``meta`` or ``val``); ``scores`` method -> (S,) set-level baseline scores;
+    ``acc`` (S,) true accuracy in percent; ``reference`` ATC threshold, clean accuracy etc.
+    """
+
+    x: np.ndarray
+    correct: np.ndarray
+    set_id: np.ndarray
+    sets: list[str]
+    kinds: list[str]
+    acc: np.ndarray
+    scores: dict[str, np.ndarray]
+    reference: dict[str, float] = field(default_factory=dict)
+
+    def rows(self, k: int) -> slice:
+        lo, hi = np.searchsorted(self.set_id, [k, k + 1])
+        return slice(int(lo), int(hi))
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        out = {
+            "x": self.x,
+            "correct": self.correct,
+            "set_id": self.set_id,
+            "sets": np.array(self.sets),
+            "kinds": np.array(self.kinds),
+            "acc": self.acc,
+            "ref_keys": np.array(list(self.reference)),
+            "ref_values": np.array(list(self.reference.values()), dtype=np.float64),
+        }
+        out.update({f"score_{k}": v for k, v in self.scores.items()})
+        return out
+
+    @classmethod
+    def from_arrays(cls, a: Mapping[str, np.ndarray]) -> IndicatorTable:
+        return cls(
+            x=a["x"],
+            correct=a["correct"],
+            set_id=a["set_id"],
+            sets=[str(s) for s in a["sets"]],
+            kinds=[str(s) for s in a["kinds"]],
+            acc=a["acc"],
+            scores={k[6:]: v for k, v in a.items() if k.startswith("score_")},
+            reference=dict(
+                zip([str(k) for k in a["ref_keys"]], map(float, a["ref_values"]), strict=True)
+            ),
+        )
+
+
+def build_indicator_table(
+    train_feats: np.ndarray,
+    id_probs: np.ndarray,
+    id_labels: np.ndarray,
+    sets: Mapping[str, tuple[str, SetInputs]],
+    atc_form: str = "difference",
+    train_rot_feats: np.ndarray | None = None,
+    seed: int = 0,
+) -> IndicatorTable:
+    """Indicator rows and set-level scores of one classifier (docs/syp.md, readings R2-R4, R9).
+    ``sets``: name -> (kind, inputs), meta-sets first.
+
+    FD reference = training-set features; ATC threshold and clean accuracy from the ID test set.
+    Set-level scores: ConfScore, Entropy, ATC (kit), FD, DoC, and Rotation when rotated features are
+    given for the training set and every set.
+    """
+    ref_stats: FeatureStats = feature_stats(train_feats)
+    thr = atc_threshold(id_probs, id_labels)
+    t_kit = bl.atc_kit_threshold(id_probs, id_labels)
+    t_garg = bl.atc_garg_threshold(id_probs, id_labels)
+    head = None
+    if train_rot_feats is not None:
+        head = bl.fit_rotation_head(np.concatenate([train_feats, train_rot_feats]), seed=seed)
+    xs, cs, ids, names, kinds, accs = [], [], [], [], [], []
+    scores: dict[str, list[float]] = {
+        m: [] for m in ("ConfScore", "Entropy", "ATC", "FD", "DoC", "ATC-Garg")
+    }
+    if head is not None:
+        scores["Rotation"] = []
+    for k, (name, (kind, s)) in enumerate(sets.items()):
+        fd = frechet_distance(ref_stats, feature_stats(s.feats))
+        xs.append(indicator_matrix(s.probs, s.image_ind, fd, thr.t, atc_form))
+        correct = (s.probs.argmax(axis=1) == s.labels).astype(np.float64)
+        cs.append(correct)
+        ids.append(np.full(len(correct), k, dtype=np.int64))
+        names.append(name)
+        kinds.append(kind)
+        accs.append(100.0 * correct.mean())
+        scores["ConfScore"].append(bl.conf_score(s.probs))
+        scores["Entropy"].append(float(entropy(s.probs).mean()))
+        scores["ATC"].append(bl.atc_kit_score(s.probs, t_kit))
+        scores["FD"].append(fd)
+        scores["DoC"].append(bl.doc_estimate(s.probs, id_probs, thr.accuracy))
+        scores["ATC-Garg"].append(bl.atc_garg_estimate(s.probs, t_garg))
+        if head is not None:
+            if s.rot_feats is None:
+                raise ValueError(f"set {name}: rotation baseline enabled but no rotated features")
+            scores["Rotation"].append(head.score(np.concatenate([s.feats, s.rot_feats])))
+    reference = {
+        "atc_t": thr.t,
+        "id_accuracy": thr.accuracy,
+        "id_n": float(thr.n),
+        "atc_kit_t": t_kit,
+        "atc_garg_t": t_garg,
+        "feat_dim": float(train_feats.shape[1]),
+    }
+    if head is not None:
+        reference["rotation_train_acc"] = head.score(np.concatenate([train_feats, train_rot_feats]))
+    return IndicatorTable(
+        x=np.concatenate(xs),
+        correct=np.concatenate(cs),
+        set_id=np.concatenate(ids),
+        sets=names,
+        kinds=kinds,
+        acc=np.asarray(accs),
+        scores={k: np.asarray(v) for k, v in scores.items()},
+        reference=reference,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# oracle variants
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Variant:
+    """An oracle configuration to train: indicator subset, normalisation and training settings."""
+
+    name: str
+    columns: tuple[str, ...] = COLUMNS
+    normalise: bool = True
+    norm_train_scope: str = "pooled"
+    oracle: OracleConfig = OracleConfig()
+
+
+@dataclass
+class VariantResult:
+    """Scores of every set for every seed: ``q[seed][set name]`` (N,), plus training facts."""
+
+    variant: Variant
+    seeds: list[int]
+    q: list[dict[str, np.ndarray]]
+    params: int
+    iters: int
+    seconds: list[float]
+    final_loss: list[float]
+    states: list[dict] = field(default_factory=list, repr=False)
+
+
+def run_variant(
+    table: IndicatorTable, variant: Variant, seeds: Sequence[int], threads: int | None = None
+) -> VariantResult:
+    """One oracle variant (docs/syp.md, readings R5-R8): pooled (or per-set) normalisation of the
+    meta-set rows, oracle training with one whole meta-set per batch, per-set normalised scoring of
+    every set.
+
+    Validation labels are never seen here: only meta-set rows train the oracle.
+    """
+    # deferred: torch takes seconds to import (12-14 s on the shared 2-core machine); only the
+    # syp_oracle job trains, syp_testsets, syp_indicators and syp_tables import this module
+    # without it
+    from labelfree.syp.oracle import count_parameters, predict_scores, train_oracle
+
+    unknown = [c for c in variant.columns if c not in COLUMNS]
+    if unknown:
+        raise ValueError(f"variant {variant.name}: unknown indicator(s) {unknown}; known {COLUMNS}")
+    cols = [COLUMNS.index(c) for c in variant.columns]
+    meta = [k for k, kind in enumerate(table.kinds) if kind == "meta"]
+    if not meta or meta != list(range(len(meta))):
+        raise ValueError("indicator table: meta-sets must come first and be non-empty")
+    n_meta_rows = table.rows(len(meta) - 1).stop
+    x_tr = table.x[:n_meta_rows, cols]
+    g_tr = table.set_id[:n_meta_rows]
+    norm = fit_normaliser(x_tr, variant.columns, variant.norm_train_scope, variant.normalise)
+    x_tr_n = norm.transform_train(x_tr, g_tr)
+    x_eval = [norm.transform_eval(table.x[table.rows(k), cols]) for k in range(len(table.sets))]
+    res = VariantResult(variant, list(seeds), [], 0, 0, [], [])
+    for seed in seeds:
+        tr = train_oracle(x_tr_n, table.correct[:n_meta_rows], g_tr, variant.oracle, seed, threads)
+        res.q.append(
+            {
+                name: predict_scores(tr.model, xe)
+                for name, xe in zip(table.sets, x_eval, strict=True)
+            }
+        )
+        res.params = count_parameters(tr.model)
+        res.iters = tr.iters
+        res.seconds.append(tr.seconds)
+        res.final_loss.append(float(tr.losses[-min(len(tr.losses), 50) :].mean()))
+        res.states.append({k: v.detach().clone() for k, v in tr.model.state_dict().items()})
+    return res
+
+
+def variant_from_config(name: str, overrides: Mapping, defaults: Mapping) -> Variant:
+    """Build a Variant from the config's ``oracle`` defaults overridden by a variant entry."""
+    o = {**defaults, **{k: v for k, v in overrides.items() if k in defaults}}
+    ocfg = OracleConfig(
+        arch=o["arch"],
+        expand=int(o["expand"]),
+        dropout=None if o["dropout"] is None else float(o["dropout"]),
+        passes=float(o["passes"]),
+        lr=None if o["lr"] is None else float(o["lr"]),
+        momentum=float(o["momentum"]),
+        weight_decay=float(o["weight_decay"]),
+        decay_bias=bool(o["decay_bias"]),
+        poly_power=float(o["poly_power"]),
+        loss_adjust=bool(o["loss_adjust"]),
+        low_acc_threshold=float(o["low_acc_threshold"]),
+        pos_weight=float(o["pos_weight"]),
+    )
+    return Variant(
+        name=name,
+        columns=tuple(overrides.get("indicators", COLUMNS)),
+        normalise=bool(overrides.get("normalise", True)),
+        norm_train_scope=str(overrides.get("norm_train_scope", "pooled")),
+        oracle=ocfg,
+    )
+
+
+def build_variant(cfg: Mapping, name: str) -> Variant:
+    """The oracle variant ``name`` of :func:`labelfree.syp.plan.variant_overrides` for ``cfg``."""
+    variants = variant_overrides(cfg)
+    if name not in variants:
+        raise ValueError(f"syp: unknown oracle variant {name!r}; known {sorted(variants)}")
+    return variant_from_config(name, variants[name], cfg["oracle"])
+
+
+def baseline_predictions(table: IndicatorTable) -> dict[str, tuple[np.ndarray, dict]]:
+    """Every baseline's predicted accuracy (percent) for every set (docs/syp.md, reading R9).
+
+    Regression baselines are fitted on the meta-sets only; DoC and ATC-Garg are direct estimates
+    (not in the paper).
+    Returns method -> (predictions (S,), fit info).
+    """
+    meta = np.array([k == "meta" for k in table.kinds])
+    out: dict[str, tuple[np.ndarray, dict]] = {}
+    for method in bl.REGRESSION_METHODS:
+        if method not in table.scores:
+            continue
+        s = table.scores[method]
+        fit = bl.fit_linear(s[meta], table.acc[meta])
+        out[method] = (
+            fit.predict(s),
+            {"slope": fit.slope, "intercept": fit.intercept, "r2_meta": fit.r2},
+        )
+    for method in ("DoC", "ATC-Garg"):  # direct estimates, not in the paper
+        if method in table.scores:
+            out[method] = (np.round(table.scores[method], 6), {"direct": True})
+    return out
+
+
+def carve_holdout(y: np.ndarray, share: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(source rows, holdout rows) of a source split whose holdout is carved out of it.
+
+    For datasets with only two disjoint splits (CIFAR-10: train/test) the holdout (docs/syp.md,
+    reading R11) is a seeded share of the source split, stratified by class; the rest stays the
+    meta-set source and the ATC-threshold rows, so source, holdout and threshold never share an
+    image.
+    """
+    if not 0 < share < 1:
+        raise ValueError(f"syp.splits.holdout_share must lie in (0, 1), got {share}")
+    parts = stratified_partition(
+        np.asarray(y), {"source": 1.0 - share, "holdout": share}, rng(seed, "syp", "holdout")
+    )
+    return parts["source"], parts["holdout"]
+
+
+def source_rows(cfg: Mapping, y: np.ndarray, seed: int) -> np.ndarray:
+    """Rows of the source split (= the `id` set) that are meta-set source and ATC rows."""
+    share = cfg["splits"].get("holdout_share")
+    return np.arange(len(y)) if share is None else carve_holdout(y, float(share), seed)[0]
+
+
+def write_testsets(
+    train: str,
+    source: str,
+    holdout: str | None,
+    out_dir: str,
+    info_path: str,
+    cfg: Mapping,
+    seed: int,
+) -> None:
+    """Build and write every syp test set of one dataset (docs/syp.md, reading R11) and a json
+    record of the ops, strengths, groups and checksums. ``holdout`` None: carve it out of the
+    source split (``splits.holdout_share``, :func:`carve_holdout`)."""
+    t0 = time.perf_counter()
+    tr, src = store.read_image_set(train), store.read_image_set(source)
+    share = cfg["splits"].get("holdout_share")
+    if holdout is None:
+        if share is None:
+            raise StudyConfigError("syp.splits: holdout is null but holdout_share is not set")
+        keep, held = carve_holdout(src.y, float(share), seed)
+        hold = store.ImageSet(src.x[held], src.y[held])
+        src = store.ImageSet(src.x[keep], src.y[keep])
+    else:
+        hold = store.read_image_set(holdout)
+    out = Path(out_dir)
+    m = cfg["meta_sets"]
+    rot = bool(cfg["rotation"])
+    info: dict = {
+        "meta": {},
+        "val": {},
+        "seed": seed,
+        "n_source": len(src.y),
+        "n_holdout": len(hold.y),
+    }
+
+    def put(name: str, x: np.ndarray, y: np.ndarray) -> None:
+        store.write_image_set(out / f"{name}.npz", x, y)
+        if rot:
+            store.write_image_set(out / f"{rot_name(name)}.npz", rotations(x), np.tile(y, 3))
+
+    put(REF, tr.x, tr.y)
+    for k, name in enumerate(meta_names(int(m["count"]))):
+        x, record = build_meta_set(
+            src.x, k, seed, tuple(m["ops"]), int(m["n_ops"]), tuple(m["strength"])
+        )
+        put(name, x, src.y)
+        info["meta"][name] = {
+            "ops": list(record.ops),
+            "strength": record.strength,
+            "sha256": record.checksum,
+        }
+    plan = validation_plan(cfg)
+    for name, (x, y, meta) in build_validation_sets(hold.x, hold.y, plan, seed).items():
+        put(name, x, y)
+        info["val"][name] = {**meta, "n": len(y)}
+    store.save_json(info, info_path)
+    log.info(
+        "wrote %d meta-sets and %d validation sets in %.1fs",
+        len(info["meta"]),
+        len(info["val"]),
+        time.perf_counter() - t0,
+    )
+
+
+def _load(infer: str, testset: str, layer: str = "penultimate") -> tuple[np.ndarray, np.ndarray]:
+    """Softmax and features of test set ``testset`` from its inference file (its group's)."""
+    return softmax(store.read_logits(infer, testset)), store.read_features(infer, layer, testset)
+
+
+def model_indicators(
+    infer: Mapping[str, str],
+    testsets: Mapping[str, str],
+    id_infer: str,
+    id_testset: str,
+    kinds: Mapping[str, str],
+    cfg: Mapping,
+    seed: int,
+    out_npz: str,
+    out_baselines: str,
+) -> IndicatorTable:
+    """Indicators and set-level baseline scores of one classifier on every syp set, and the
+    baselines' predictions (docs/syp.md, reading R9). ``infer``/``testsets`` map test-set name
+    to path (rotated sets included when the rotation baseline is on); ``kinds`` name -> meta|val."""
+    t0 = time.perf_counter()
+    rot = bool(cfg["rotation"])
+    id_probs, _ = _load(id_infer, "id")
+    id_y = store.read_image_set(id_testset).y
+    keep = source_rows(cfg, id_y, seed)  # carved holdout rows never enter the ATC threshold
+    id_probs, id_y = id_probs[keep], id_y[keep]
+    train_feats = store.read_features(infer[REF], "penultimate", REF)
+    train_rot = (
+        store.read_features(infer[rot_name(REF)], "penultimate", rot_name(REF)) if rot else None
+    )
+    sets = {}
+    for name, kind in progress(kinds.items(), desc="syp indicators", unit="set"):
+        probs, feats = _load(infer[name], name)
+        images = store.read_image_set(testsets[name])
+        img_ind = image_indicators(images.x, cfg["blur_form"], cfg["image_form"])
+        rot_feats = (
+            store.read_features(infer[rot_name(name)], "penultimate", rot_name(name)) if rot else None
+        )
+        sets[name] = (kind, SetInputs(probs, feats, images.y, img_ind, rot_feats))
+    table = build_indicator_table(
+        train_feats, id_probs, id_y, sets, cfg["atc_form"], train_rot, seed=seed
+    )
+    store.save_npz(out_npz, **table.to_arrays())
+    preds = baseline_predictions(table)
+    df = pd.DataFrame({"set": table.sets, "kind": table.kinds, "true_acc": table.acc})
+    for method, (p, _) in preds.items():
+        df[method] = p
+    store.save_table(df, out_baselines, title="SYP baselines: predicted accuracy (%) per set")
+    store.save_json(
+        {"reference": table.reference, "fits": {m: f for m, (_, f) in preds.items()}},
+        Path(out_npz).with_suffix(".json"),
+    )
+    log.info(
+        "indicators of %d sets (%d rows) in %.1fs",
+        len(table.sets),
+        len(table.x),
+        time.perf_counter() - t0,
+    )
+    return table
+
+
+def train_variant(
+    indicators: str,
+    cfg: Mapping,
+    variant_name: str,
+    seeds: Sequence[int],
+    base_seed: int,
+    model: str,
+    out_npz: str,
+    out_weights: str,
+    out_json: str,
+    threads: int | None = None,
+) -> None:
+    """Train one oracle variant for every seed (docs/syp.md, reading R7) and score every
+    set.
+
+    Writes the per-sample scores ``q`` (n_seeds, R) aligned with the indicator rows, the weights of
+    every seed (safetensors) and the training facts (parameters, iterations, seconds, loss)."""
+    table = IndicatorTable.from_arrays(store.load_npz(indicators))
+    variant = build_variant(cfg, variant_name)
+    torch_seeds = [derive_seed(base_seed, "syp-oracle", model, s) for s in seeds]
+    res = run_variant(table, variant, torch_seeds, threads)
+    q = np.stack([np.concatenate([qs[n] for n in table.sets]) for qs in res.q])
+    store.save_npz(out_npz, q=q.astype(np.float32))
+    tensors = {
+        f"seed{s}.{k}": v.numpy()
+        for s, st in zip(seeds, res.states, strict=True)
+        for k, v in st.items()
+    }
+    with store.atomic_path(out_weights) as tmp:
+        save_file(tensors, str(tmp))
+    store.save_json(
+        {
+            "variant": variant_name,
+            "columns": list(variant.columns),
+            "arch": variant.oracle.arch,
+            "expand": variant.oracle.expand,
+            "normalise": variant.normalise,
+            "norm_train_scope": variant.norm_train_scope,
+            "loss_adjust": variant.oracle.loss_adjust,
+            "base_lr": variant.oracle.base_lr,
+            "params": res.params,
+            "iters": res.iters,
+            "seeds": list(seeds),
+            "torch_seeds": torch_seeds,
+            "seconds": res.seconds,
+            "final_loss": res.final_loss,
+        },
+        out_json,
+    )
+    log.info(
+        "variant %s: %d params, %d iters, %.1fs per seed",
+        variant_name,
+        res.params,
+        res.iters,
+        float(np.mean(res.seconds)),
+    )
+
+
