@@ -230,6 +230,12 @@ BENCHES = (
           "autocast in both, images per second (issue 19 item 3)",
           "bench/results/cuda/inference_vs_bare.json", parse_json_results, 2,
           args=("--device", "cuda", "--out", "bench/results/cuda"), needs_gpu=True),
+    Bench("inference_vs_bare_timm", "inference_vs_bare.py",
+          "inference of timm models (sheet rows `source: timm`, their own preprocessing) at "
+          ">= 0.9 of a bare `model(x)` loop on ready tensors, CPU",
+          "bench/results/inference_vs_bare_timm.json", parse_json_results, 3,
+          args=("--cases", "test_", "--repeats", "5", "--out",
+                "bench/results/inference_vs_bare_timm")),
     Bench("pace_select", "pace_select.py",
           "PACE select, 10,000 x 128, automatic rule: <= 5 s on 2 cores, identical selections "
           "(issue 19 item 1)", "bench/results_pace_select.md", parse_target_lines, 4),

@@ -79,10 +79,10 @@ def named(stems, scope: str) -> list[str]:
 
 
 def _pace_tables() -> list[str]:
-    pace = RULES / "pace.smk"
+    pace = SRC / "pace" / "plan.py"
     return named(
-        [*smk_literal(pace, "PACE_TABLES").values(), module_str(pace, "PACE_SUBJECTS_STEM")], "{zoo}"
-    ) + named([module_str(pace, "PACE_CROSS_STEM")], "all")
+        [*module_literal(pace, "TABLES").values(), module_str(pace, "SUBJECTS_STEM")], "{zoo}"
+    ) + named([module_str(pace, "CROSS_STEM")], "all")
 
 
 def module_str(path: Path, name: str) -> str:
@@ -95,15 +95,15 @@ def module_str(path: Path, name: str) -> str:
 #: (rule file, template text it must contain, path pattern, the names it is expanded with); the
 #: stems come from the rule files' and study packages' lists (read as literals, not imported)
 TEMPLATES: list[tuple[str, str, str, Callable[[], list[str]]]] = [
-    ("laf.smk", 'f"results/laf/tables/{laf_layout.name(t)}.csv"', "results/laf/tables/{}.csv",
-     lambda: named(module_literal(SRC / "laf" / "layout.py", "TABLES"), "all")),
-    ("laf.smk", 'f"results/laf/figures/{laf_layout.name(f)}.png"', "results/laf/figures/{}.png",
-     lambda: named(module_literal(SRC / "laf" / "layout.py", "FIGURES"), "all")),
-    ("functions/pace.smk", 'f"results/pace/tables/{output_name(stem, scope or PACE_ZOO)}.{ext}"',
+    ("laf.smk", 'f"results/laf/tables/{laf_plan.name(t)}.csv"', "results/laf/tables/{}.csv",
+     lambda: named(module_literal(SRC / "laf" / "plan.py", "TABLES"), "all")),
+    ("laf.smk", 'f"results/laf/figures/{laf_plan.name(f)}.png"', "results/laf/figures/{}.png",
+     lambda: named(module_literal(SRC / "laf" / "plan.py", "FIGURES"), "all")),
+    ("../../src/labelfree/pace/plan.py", 'f"results/pace/tables/{output_name(stem, zoo)}.{ext}"',
      "results/pace/tables/{}.csv", _pace_tables),
-    ("functions/pace.smk", 'f"results/pace/figures/{output_name(stem, PACE_ZOO)}.{ext}"',
+    ("../../src/labelfree/pace/plan.py", 'f"results/pace/figures/{output_name(stem, zoo)}.{ext}"',
      "results/pace/figures/{}.png",
-     lambda: named(smk_literal(RULES / "pace.smk", "PACE_FIGURES").values(), "{zoo}")),
+     lambda: named(module_literal(SRC / "pace" / "plan.py", "FIGURES").values(), "{zoo}")),
     ("../../src/labelfree/syp/plan.py", 'f"results/syp/tables/{output_name(k, zoo)}.csv"',
      "results/syp/tables/{}.csv",
      lambda: named(module_literal(SRC / "syp" / "plan.py", "TABLE_NAMES"), "{zoo}")),
@@ -112,10 +112,10 @@ TEMPLATES: list[tuple[str, str, str, Callable[[], list[str]]]] = [
      lambda: named(module_literal(SRC / "syp" / "plan.py", "FIGURE_NAMES"), "{zoo}")),
     ("functions/alphatrim.smk", 'at_output_file(exp, key, kind, exts[0])',
      "results/alphatrim/tables/{}.csv",
-     lambda: named(module_literal(SRC / "alphatrim" / "layout.py", "TABLES"), "{exp}")),
+     lambda: named(module_literal(SRC / "alphatrim" / "plan.py", "TABLES"), "{exp}")),
     ("functions/alphatrim.smk", 'at_output_file(exp, key, kind, exts[0])',
      "results/alphatrim/figures/{}.png",
-     lambda: named(module_literal(SRC / "alphatrim" / "layout.py", "FIGURES"), "{exp}")),
+     lambda: named(module_literal(SRC / "alphatrim" / "plan.py", "FIGURES"), "{exp}")),
     ("metamorphic.smk", 'f"results/metamorphic/tables/{output_name(t, POOLED)}.csv"',
      "results/metamorphic/tables/{}.csv",
      lambda: named(smk_literal(RULES / "metamorphic.smk", "METAMORPHIC_TABLES"), "all")),
@@ -238,12 +238,12 @@ def test_a_renamed_output_or_dropped_row_is_caught():
 def test_declared_outputs_follow_the_rule_lists():
     """The declared set is read from the rules, not typed here: known names from each source."""
     d = declared_outputs()
-    assert "results/laf/tables/table3-4-all-id.csv" in d  # laf/layout.py TABLES
-    assert "results/pace/tables/table11-{zoo}.csv" in d  # PACE_TABLES, pace.smk
-    assert "results/pace/tables/table1-{zoo}.csv" in d  # PACE_SUBJECTS_STEM, pace.smk
+    assert "results/laf/tables/table3-4-all-id.csv" in d  # laf/plan.py TABLES
+    assert "results/pace/tables/table11-{zoo}.csv" in d  # pace/plan.py TABLES
+    assert "results/pace/tables/table1-{zoo}.csv" in d  # pace/plan.py SUBJECTS_STEM
     assert "results/pace/tables/table2-5-all-cross_dataset.csv" in d  # PACE_CROSS_STEM
-    assert "results/syp/figures/fig10-{zoo}.png" in d  # syp/layout.py FIGURE_NAMES
-    assert "results/alphatrim/tables/table5-{exp}.csv" in d  # alphatrim/layout.py
+    assert "results/syp/figures/fig10-{zoo}.png" in d  # syp/plan.py FIGURE_NAMES
+    assert "results/alphatrim/tables/table5-{exp}.csv" in d  # alphatrim/plan.py
     assert "results/shifts/figures/extra-{dataset}-examples.png" in d  # shifts.smk
     assert "results/metamorphic/annotation/rq1_sample.csv" in d  # plain path in metamorphic.smk
     assert "results/infer/{zoo}/accuracy.csv" in d  # Snakemake wildcard in inference.smk

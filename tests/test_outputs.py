@@ -22,19 +22,19 @@ REPORT = REPO / "workflow" / "report"
 
 def declared_stems() -> dict[tuple[str, str], list[str]]:
     """(study, tables|figures) -> the stems the library and the rule files declare."""
-    pace = RULES / "pace.smk"
+    pace = SRC / "pace" / "plan.py"
     return {
-        ("laf", "tables"): list(module_literal(SRC / "laf" / "layout.py", "TABLES")),
-        ("laf", "figures"): list(module_literal(SRC / "laf" / "layout.py", "FIGURES")),
-        ("pace", "tables"): [*smk_literal(pace, "PACE_TABLES").values(),
-                             module_str(pace, "PACE_SUBJECTS_STEM"),
-                             module_str(pace, "PACE_CROSS_STEM"),
-                             module_str(pace, "PACE_CSS_COV_STEM")],  # fmt: skip
-        ("pace", "figures"): list(smk_literal(pace, "PACE_FIGURES").values()),
+        ("laf", "tables"): list(module_literal(SRC / "laf" / "plan.py", "TABLES")),
+        ("laf", "figures"): list(module_literal(SRC / "laf" / "plan.py", "FIGURES")),
+        ("pace", "tables"): [*module_literal(pace, "TABLES").values(),
+                             module_str(pace, "SUBJECTS_STEM"),
+                             module_str(pace, "CROSS_STEM"),
+                             module_str(pace, "CSS_COV_STEM")],  # fmt: skip
+        ("pace", "figures"): list(module_literal(pace, "FIGURES").values()),
         ("syp", "tables"): list(module_literal(SRC / "syp" / "plan.py", "TABLE_NAMES")),
         ("syp", "figures"): list(module_literal(SRC / "syp" / "plan.py", "FIGURE_NAMES")),
-        ("alphatrim", "tables"): list(module_literal(SRC / "alphatrim" / "layout.py", "TABLES")),
-        ("alphatrim", "figures"): list(module_literal(SRC / "alphatrim" / "layout.py", "FIGURES")),
+        ("alphatrim", "tables"): list(module_literal(SRC / "alphatrim" / "plan.py", "TABLES")),
+        ("alphatrim", "figures"): list(module_literal(SRC / "alphatrim" / "plan.py", "FIGURES")),
         ("metamorphic", "tables"): smk_literal(RULES / "metamorphic.smk", "METAMORPHIC_TABLES"),
         ("metamorphic", "figures"): smk_literal(RULES / "metamorphic.smk", "METAMORPHIC_FIGURES"),
         ("scorecard", "tables"): [f"extra-{t}" for t in smk_literal(
