@@ -38,8 +38,7 @@ from PIL import Image, UnidentifiedImageError
 from labelfree.data.base import DataError, check_options
 from labelfree.data.classes import IMAGEFOLDER_OPTIONS, read_class_subset, read_label_map
 from labelfree.data.imagenet import square_geometry
-from labelfree.data.lazy import LazyImageSet, LazySplit, decode_rgb
-from labelfree.data.splits import stratified_partition
+from labelfree.data.lazy import LazyImageSet, decode_rgb, lazy_splits
 from labelfree.seeds import rng
 
 #: Image file suffixes indexed (case-insensitive); other files are refused, not skipped.
@@ -172,13 +171,6 @@ def build_imagefolder(name: str, cfg: Mapping[str, Any], seed: int) -> tuple[dic
     ds = ImageFolder(opts["images_dir"], opts["label_map"], opts["class_subset"],
                      opts["interpolation"])
     strata = ds.index["label"].to_numpy() if ds.labelled else None
-    parts = stratified_partition(strata, cfg["splits"], rng(seed, "data", name), n=len(ds))
-    out, index = {}, {}
-    for split, rows in parts.items():
-        if opts["limit"]:
-            rows = rows[: opts["limit"]]
-        if len(rows) == 0:
-            raise DataError(f"datasets.{name}: split {split!r} would be empty")
-        out[split] = LazySplit(ds, rows, opts["size"])
-        index[split] = ds.index.iloc[rows][["file", "label"]].to_dict(orient="records")
+    out, index = lazy_splits(ds, strata, cfg["splits"], rng(seed, "data", name), name,
+                             opts["limit"], opts["size"], columns=("file", "label"))
     return out, {"classes": ds.classes or None, "index": index, "labelled": ds.labelled}

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from labelfree.data.base import DataError
+from labelfree.data.splits import stratified_partition
 from labelfree.joblog import progress
 from labelfree.store import ImageSet, write_image_set_chunks
 
@@ -192,3 +193,22 @@ class Written:
 
 def _progress(items: Sequence[int]) -> Iterable[int]:
     return progress(items, desc="decode", mininterval=5.0, disable=len(items) < 1000)
+
+
+def lazy_splits(ds: Any, strata: np.ndarray | None, splits: Any, gen: np.random.Generator,
+                name: str, limit: int, size: int, columns: Sequence[str] | None = None,
+                ) -> tuple[dict[str, LazySplit], dict[str, list[dict[str, Any]]]]:
+    """Partition a lazily decoded image source into the dataset's splits (stratified on
+    ``strata`` when given), each cut to ``limit`` items when set: the splits and, per split, its
+    rows of ``ds.index`` (``columns`` of it, or all) for the dataset's meta.json."""
+    parts = stratified_partition(strata, splits, gen, n=len(ds))
+    out, index = {}, {}
+    for split, rows in parts.items():
+        if limit:
+            rows = rows[:limit]
+        if len(rows) == 0:
+            raise DataError(f"datasets.{name}: split {split!r} would be empty")
+        out[split] = LazySplit(ds, rows, size)
+        table = ds.index.iloc[rows]
+        index[split] = (table[list(columns)] if columns else table).to_dict(orient="records")
+    return out, index

@@ -44,8 +44,8 @@ from labelfree.data.base import DataError, as_image_set, check_options
 from labelfree.data.classes import IMAGEFOLDER_OPTIONS
 from labelfree.data.digits import DIGITS_OPTIONS, build_digits
 from labelfree.data.download import FileSpec, fetch_all, file_digest, verify_file
-from labelfree.data.lazy import CHUNK, LazySplit
-from labelfree.data.splits import split_sizes, stratified_partition
+from labelfree.data.lazy import CHUNK, LazySplit, lazy_splits
+from labelfree.data.splits import split_sizes
 from labelfree.seeds import derive_seed, rng
 from labelfree.store import ImageSet, save_json, write_image_set
 
@@ -111,15 +111,8 @@ def _lazy_builder(source: str) -> Builder:
                 opts["annotations"] or base / "annotations" / "instances_val2014.json",
             )
             strata = None  # multi-label: plain seeded random partition
-        parts = stratified_partition(strata, cfg["splits"], rng(seed, "data", name), n=len(ds))
-        out, index = {}, {}
-        for split, rows in parts.items():
-            if opts["limit"]:
-                rows = rows[: opts["limit"]]
-            if len(rows) == 0:
-                raise DataError(f"datasets.{name}: split {split!r} would be empty")
-            out[split] = LazySplit(ds, rows, opts["size"])
-            index[split] = ds.index.iloc[rows].to_dict(orient="records")
+        out, index = lazy_splits(ds, strata, cfg["splits"], rng(seed, "data", name), name,
+                                 opts["limit"], opts["size"])
         return out, {"classes": ds.classes, "index": index}
 
     build.__doc__ = (f"Index {source} and partition it by ``splits``: each split a LazySplit "
