@@ -137,6 +137,35 @@ def table_top_band(per_model: pd.DataFrame, band: float) -> pd.DataFrame:
 #: The ``source`` column of the checks table: the conclusions are docs/alphatrim.md's reading R11.
 CHECK_SOURCE = "docs/alphatrim.md R11"
 
+#: The paper's headline claims and the checks that test them, for the claims table of
+#: docs/alphatrim.md ("Claims"; rendered by ``labelfree.claims``). The rows of a check repeat
+#: per experiment (digits, synthetic, heads) and seed regime. ``cause`` is shown for a claim
+#: that does not hold.
+CLAIMS = (
+    {"id": "V-B1 tail", "checks": ("(i) *",),
+     "claim": "a run's alpha-hat against its zoo's reference is mostly near 0, with a tail of "
+              "outlying runs (Sec. V-B1, Fig. 9, Table II)",
+     "cause": "not investigated"},
+    {"id": "V-B1 accuracy", "checks": ("(ii) best accuracy *", "(ii) worst run *"),
+     "claim": "runs with alpha-hat <= 0.05 cover the upper part of the accuracy range, the very "
+              "worst runs fall outside them (Sec. V-B1, Table II)",
+     "cause": "not investigated"},
+    {"id": "V-B1 correlation", "checks": ("(ii) |corr*",),
+     "claim": "alpha-hat is only weakly correlated with accuracy: it measures something "
+              "accuracy does not (Sec. V-B1, Fig. 9)",
+     "cause": "not investigated"},
+    {"id": "V-A ensembles", "checks": ("(iii) *",),
+     "claim": "as the ensemble grows, its alpha-hat, accuracy spread, churn and distance to the "
+              "reference shrink (Sec. V-A1-V-A2, Table I, Fig. 5)",
+     "cause": "not investigated"},
+    {"id": "CIFAR-10", "untestable": "the paper's binary CIFAR-10 CNN zoo (hundreds of runs) "
+                                     "needs `config/paper/alphatrim-cifar10.yaml` and a GPU; "
+                                     "not run",
+     "claim": "the statements above at the paper's scale (Sec. V, Tables I-IV)"},
+)
+#: Checks of the table that are no claim of the paper (none).
+NOT_CLAIMS: dict[str, str] = {}
+
 
 def checks_table(
     per_model: pd.DataFrame, ens: pd.DataFrame, cut: float, corr_max: float = 0.5

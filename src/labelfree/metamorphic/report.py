@@ -36,6 +36,53 @@ def out_name(stem: str) -> str:
 MR_LABEL = {"MR1": "MR-1", "MR2": "MR-2", "MR1&2": "MR-1&2"}
 
 
+#: The paper's headline claims and the checks that test them (a row's key is ``check: what``),
+#: for the claims table of docs/metamorphic.md ("Claims"; rendered by ``labelfree.claims``).
+#: ``cause`` is shown for a claim that does not hold.
+CLAIMS = (
+    {"id": "RQ1 precision", "checks": ("F: *",),
+     "claim": "MR-2's flags are far more precise than MR-1's (RQ1: 96.4 % against 64.1 % on "
+              "single-label models); MR-1's false positives come from incomplete annotation"},
+    {"id": "RQ1 rates", "checks": ("B: *",),
+     "claim": "MR-1 flags few inferences, MR-2 many (RQ1, RQ3, Tables 5-6)",
+     "cause": "the one model below the switch is at chance (accuracy 0.10), where the ratios "
+              "mean nothing: docs/metamorphic.md, reading R12"},
+    {"id": "RQ2", "checks": ("E: *",),
+     "claim": "three colours give the verdicts of fifteen (RQ2, Table 4)"},
+    {"id": "RQ3", "checks": ("RQ3: *",),
+     "claim": "unreliable inferences are model-specific: models flag different inputs (RQ3, "
+              "Fig. 6)"},
+    {"id": "RQ4", "checks": ("C: *", "RQ4: *"),
+     "claim": "inputs with small objects are flagged more (RQ4, Figs. 7-8)"},
+    {"id": "RQ5", "checks": ("D: *", "RQ5: *"),
+     "claim": "dropping the MR-2-flagged inferences raises accuracy (RQ5, Tables 7-8: +8.84 % "
+              "single-label)"},
+    {"id": "RQ5 multi-label", "checks": ("G: MR-1 ratio multi-label*", "G: MR-2 ratio multi-label*"),
+     "claim": "multi-label models make more unreliable inferences than single-label ones "
+              "(RQ3, RQ5: 21.96 % against 8.84 %)"},
+    {"id": "RQ6 training", "checks": ("RQ6: *", "G: last *"),
+     "claim": "MR-2's ratio falls early in training, then stays flat (RQ6, Fig. 9)",
+     "cause": "not investigated (docs/metamorphic.md, \"Checks table and which conclusions "
+              "hold\": the same rise in a pixel-MLP pilot, reading R14)"},
+    {"id": "RQ6 accuracy", "checks": ("G: Pearson *",),
+     "claim": "higher accuracy goes with fewer MR-2 flags (RQ6, Fig. 10: Pearson -0.901)",
+     "cause": "not investigated"},
+    {"id": "premise", "checks": ("A: *", "G: MR-1 ratio shortcut*"),
+     "claim": "a model that leans on the background (biased, shortcut) is flagged more (the "
+              "approach's premise, Sec. 1, Fig. 1; tested on our synthetic scenes, where the "
+              "bias is known)",
+     "cause": "check A's margin is seed luck: over seeds 0-4 the biased-minus-unbiased MR-2 gap "
+              "is 0.36, 0.18, 0.07, 0.34, 0.09, mean 0.21 against the threshold 0.3 "
+              "(docs/metamorphic.md, \"Checks table and which conclusions hold\")"},
+    {"id": "ImageNet/COCO", "untestable": "`config/paper/metamorphic-{imagenet,coco}.yaml` "
+                                          "need ImageNet val and COCO and a GPU; not run",
+     "claim": "the above on 18 Keras ImageNet models and 3 COCO multi-label models (Secs. 5-6)"},
+)
+#: Checks of the table that are no claim of the paper, and why.
+NOT_CLAIMS = {"H: *": "MR-2's recall against our scenes' counterfactual, reported (reading R12); "
+                      "the paper has no ground truth to compute it"}
+
+
 def _pct(x: float) -> str:
     return "nan" if x != x else f"{100 * x:.2f}%"
 

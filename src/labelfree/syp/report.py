@@ -577,6 +577,50 @@ def _collapse_checks(r: ModelResults, agg: Mapping) -> list[dict]:
     ]
 
 
+#: The paper's headline claims and the checks that test them, for the claims table of
+#: docs/syp.md ("Claims"; rendered by ``labelfree.claims``). ``cause`` is shown for a claim
+#: that does not hold.
+CLAIMS = (
+    {"id": "oracle", "checks": ("Oracle collapse: *",),
+     "claim": "(ours, a precondition of every claim below) no oracle run collapsed to a "
+              "constant output (reading R15)",
+     "cause": "the authors' default `nn.Linear` start leaves ORA-A on a constant-output "
+              "plateau; with `oracle.ora_a_init: he` no run stays there (docs/syp.md, reading "
+              "R15)"},
+    {"id": "Table 1", "checks": ("SYP (ORA-A) RMSE minus *",),
+     "claim": "SYP's oracle predicts a test set's accuracy better than ConfScore, Entropy, ATC "
+              "and FD (Sec. 4.1, Table 1: RMSE 3.16 against the best other 4.99 on ResNet-56)",
+     "cause": "not investigated"},
+    {"id": "Table 3", "checks": ("Table 3: *",),
+     "claim": "of the indicators, FD gives the largest drop in RMSE, ATC adds little, the image "
+              "indicators help on corrupted sets (Sec. 4.2, Table 3)",
+     "cause": "where the oracle row fails, oracle runs of this table sat on the constant-output "
+              "plateau (with the authors' start: every H-only run and the LeNet's H+A runs; "
+              "docs/syp.md, reading R15), so its rows compare collapsed oracles; a LeNet "
+              "|H+A - H| of 0 then holds only because both are the constant predictor"},
+    {"id": "Table 4", "checks": ("Table 4: *",),
+     "claim": "the oracle's capacity (expansion ratio r) changes its RMSE little (Sec. 4.2, "
+              "Table 4)",
+     "cause": "where the oracle row fails, r = 4 runs sat on the constant-output plateau (with "
+              "the authors' start: three of the four; docs/syp.md, reading R15)"},
+    {"id": "Table 5", "checks": ("Table 5: *",),
+     "claim": "without normalisation the RMSE is about ten times larger (Sec. 4.2, Table 5: "
+              "32.99 against 3.16), near a constant predictor's",
+     "cause": "not investigated"},
+    {"id": "Figs. 4-7", "checks": ("Figs. 4-5: *",),
+     "claim": "the predictions track the meta-sets' accuracy, worst on the long tail of "
+              "low-accuracy sets (Sec. 4.1, Figs. 4-7)",
+     "cause": "not investigated"},
+    {"id": "Table 2", "untestable": "the challenge's test sets and the paper's CIFAR-10 "
+                                    "ResNet-56 and RepVGG-A0 need `config/paper/syp-cifar10.yaml` "
+                                    "(a GPU); it was not run",
+     "claim": "the same holds on the challenge's test sets (Sec. 4.1, Table 2)"},
+)
+#: Checks of the table that are no claim of the paper (none: the collapse rows are a claim's
+#: precondition above).
+NOT_CLAIMS: dict[str, str] = {}
+
+
 def checks_table(
     results: Sequence[ModelResults],
     agg: Mapping,
