@@ -99,6 +99,9 @@ def test_committed_claims_table_names_every_claim_and_check(study):
     for c in claims:
         want = ", ".join(f"`{p}`" for p in c.get("checks", ())) or "none"
         assert rows[c["id"]][2] == want.replace("|", "\\|"), c["id"]
+        # a claim's patterns matched rows of the run (a mistyped pattern matches none)
+        if c.get("checks"):
+            assert rows[c["id"]][3] != "—", f"{study} {c['id']}: no check row matched"
 
 
 @pytest.mark.parametrize("study", C.STUDIES)
