@@ -620,6 +620,10 @@ def cmd_estimate(args: argparse.Namespace) -> pd.DataFrame:
     df.insert(0, "model", names)
     _skipped(skipped)
     _note(DIRECTION["estimate"])
+    if z.zoo is not None:
+        _note(f"which estimate to trust: `labelfree answer {z.zoo.root}` chooses the estimator "
+              "with the lowest error on the zoo's other labelled test sets, with a prediction "
+              "interval")
     return _with_truth(df, z)
 
 

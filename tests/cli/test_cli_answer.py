@@ -176,3 +176,11 @@ def test_the_workflow_and_the_command_write_the_same_answer(tmp_path):
     assert a == b
     table = pd.read_csv(wf / "answer.csv")
     assert table["testset"].iloc[0] == "s2"
+
+
+def test_estimate_on_a_zoo_with_labelled_sets_points_to_answer(tmp_path, capsys):
+    make_zoo(tmp_path / "zoo")
+    assert cli.main(["estimate", str(tmp_path / "zoo"), "--testset", "s1", "--method", "AC",
+                     "--csv"]) == 0
+    err = capsys.readouterr().err
+    assert f"which estimate to trust: `labelfree answer {tmp_path / 'zoo'}` chooses" in err
