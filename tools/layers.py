@@ -37,7 +37,8 @@ LAYERS: list[tuple[str, tuple[str, ...], bool]] = [
     ("studies", ("laf", "pace", "syp", "alphatrim", "metamorphic"), False),
     ("methods", ("methods",), False),
     ("scorecard", ("scorecard",), False),
-    ("run", ("skips", "answer", "summary", "claims", "paper_compare", "cli"), False),
+    ("run", ("skips", "answer", "summary", "claims", "paper_compare"), False),
+    ("command", ("cli",), False),
     ("workflow", ("workflow",), False),
 ]
 

@@ -19,15 +19,19 @@ For every test set of the zoo:
   above the threshold) the answer says so first and recommends labelling PACE's picks.
 
 PACE (Chen et al., TOSEM 2020; registry ``select/PACE``), run on the top-ranked model's output
-probabilities, then picks the ``budget`` inputs of the first test set that a person should label
-to measure that model's accuracy.
+probabilities, then picks the ``budget`` inputs of the headline test set (the first one unless
+``headline`` names another) that a person should label to measure that model's accuracy.
+
+:func:`answer` is the one entry point: the workflow's answer job and ``labelfree answer``
+(docs/cli.md) both call it, so the same arrays give the same page and table.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import matplotlib
 
@@ -36,6 +40,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from labelfree import store  # noqa: E402
 from labelfree.methods import estimators, registry  # noqa: E402
 from labelfree.numerics import softmax  # noqa: E402
 from labelfree.scorecard.core import ONE_MODEL  # noqa: E402
@@ -85,6 +90,32 @@ SPREAD_ESTIMATORS = frozenset({"AC", "ATC-MC", "ATC-NE", "DoC", "GDE"})
 #: The stated default with no labelled evidence (docs/methods.md, "The answer").
 DEFAULT_WITH_SOURCE, DEFAULT_WITHOUT_SOURCE = "ATC-MC", "AC"
 NO_EVIDENCE = "default: no other labelled shifted set to judge estimators on"
+#: The answer's settings as config/schema/answer.yaml defaults them (and the base ``seed`` of
+#: config/schema.yaml); ``labelfree answer`` starts from the same values.
+DEFAULTS: dict = {"budget": 50, "bootstrap": 200, "level": 0.9, "max_mae": 0.10, "source": "id",
+                  "seed": 0}
+#: In a prediction zoo, the test set of this name is the source kind of shift and every other set
+#: one kind, ``shifted`` (as the workflow's scorecard groups them).
+PREDICTION_SOURCE = "id"
+
+
+def prediction_zoo_kinds(testsets: Sequence[str]) -> dict[str, str]:
+    """Kind of shift of each test set of a prediction zoo: ``source`` for
+    :data:`PREDICTION_SOURCE`, ``shifted`` for every other set."""
+    return {t: ("source" if t == PREDICTION_SOURCE else "shifted") for t in testsets}
+
+
+def headline_first(testsets: Sequence[str], headline: str | None) -> list[str]:
+    """The test sets with the headline set first (the rest in their order); ``headline`` empty
+    or None: the order as given, so the first set heads the answer. A name that is not one of
+    ``testsets`` is refused, naming them."""
+    sets = list(testsets)
+    if not headline:
+        return sets
+    if headline not in sets:
+        raise ValueError(f"headline test set {headline!r} is not one of the zoo's test sets "
+                         f"{sets}")
+    return [headline] + [t for t in sets if t != headline]
 
 
 @dataclass(frozen=True)
@@ -374,13 +405,42 @@ def trust_lines(table: pd.DataFrame, plan: np.ndarray, plan_set: str, top_model:
             "", cov_text, "", f"To check with few labels, {label}."]
 
 
-def render(zoo: str, table: pd.DataFrame, plan: np.ndarray, plan_set: str, top_model: str,
-           scorecard_line: str = "", max_mae: float = 0.10) -> str:
-    """answer.md: whether to trust the estimates (:func:`trust_lines`), the main test set's
-    ranking, then a line per other test set."""
+#: The line of answer.md that holds :func:`summary_line` (0-based; the HTML report's first
+#: screen includes it, workflow/report/workflow.rst).
+SUMMARY_LINE = 2
+
+
+def summary_line(zoo: str, table: pd.DataFrame, plan: np.ndarray, max_mae: float = 0.10) -> str:
+    """The answer in one line, first in answer.md and on the report's first screen: on the
+    headline test set, LaF's top model and its estimate with the prediction interval and the
+    estimator, or that no label-free estimate is trustworthy and what to label instead; the
+    true accuracy where the set has labels. Markdown that reads the same as reStructuredText."""
     first = table["testset"].iloc[0]
     main = table[table["testset"] == first].sort_values("laf_rank")
-    lines = [f"# Answer for zoo `{zoo}`", ""]
+    r = main.iloc[0]
+    who = (f"LaF ranks `{r.model}` first of {len(main)} models" if len(main) > 1 else
+           f"one model, `{r.model}`")
+    head = f"**In short** (zoo `{zoo}`, test set `{first}`): {who}; "
+    true = "" if r.true_accuracy != r.true_accuracy else f"; true accuracy {_pct(r.true_accuracy)} %"
+    if r.trusted:
+        return (head + f"its accuracy is estimated without labels at {_pct(r.estimated_accuracy)} "
+                f"% {_interval(r.interval_low, r.interval_high)} ({100 * r.level:.0f} % "
+                f"prediction interval; {r.estimator}, chosen on held-out labelled sets){true}.")
+    why = ("no labelled shifted set to judge estimators on" if r.basis == NO_EVIDENCE else
+           "too few held-out labelled cases for the interval" if not np.isfinite(r.halfwidth)
+           else f"the best estimator is off by {_pct(r.evidence_mae)} points on held-out sets, "
+                f"above the {100 * max_mae:.0f}-point threshold")
+    return (head + f"no trustworthy label-free accuracy estimate ({why}): label the {len(plan)} "
+            f"inputs PACE picked (`label-these.csv`){true}.")
+
+
+def render(zoo: str, table: pd.DataFrame, plan: np.ndarray, plan_set: str, top_model: str,
+           scorecard_line: str = "", max_mae: float = 0.10) -> str:
+    """answer.md: the answer in one line (:func:`summary_line`), whether to trust the estimates
+    (:func:`trust_lines`), the headline test set's ranking, then a line per other test set."""
+    first = table["testset"].iloc[0]
+    main = table[table["testset"] == first].sort_values("laf_rank")
+    lines = [f"# Answer for zoo `{zoo}`", "", summary_line(zoo, table, plan, max_mae), ""]
     lines += trust_lines(table, plan, plan_set, top_model, max_mae) + [""]
     lead = (f"Models ranked without labels by LaF on test set `{first}`" if len(main) > 1 else
             f"One model, so nothing to rank; test set `{first}`")
@@ -445,16 +505,18 @@ def figure(table: pd.DataFrame):
 def build(zoo: str, models: Sequence[str], logits: Mapping[str, np.ndarray],
           labels: Mapping[str, np.ndarray | None], source: str | None, budget: int,
           seed: int, n_boot: int = 200, *, kinds: Mapping[str, str] | None = None,
-          level: float = 0.9, max_mae: float = 0.10, estimators: Sequence[str] | None = None
-          ) -> tuple[pd.DataFrame, np.ndarray, str, str]:
-    """Everything the answer needs: table, PACE plan on the first test set, its name, top model.
+          level: float = 0.9, max_mae: float = 0.10, estimators: Sequence[str] | None = None,
+          headline: str | None = None) -> tuple[pd.DataFrame, np.ndarray, str, str]:
+    """Everything the answer needs: table, PACE plan on the headline test set, its name, top
+    model.
 
-    ``logits``: test set -> (M, N, K) in the zoo's model order (first test set = main one);
-    ``kinds``: test set -> kind of shift (evidence of the same kind is preferred).
+    ``logits``: test set -> (M, N, K) in the zoo's model order; ``headline``: the test set that
+    heads the answer (:func:`headline_first`; default the first of ``logits``); ``kinds``: test
+    set -> kind of shift (evidence of the same kind is preferred).
     """
-    sets = [TestSet(name, softmax(np.asarray(lg, dtype=np.float64)), labels.get(name),
-                    np.asarray(lg))
-            for name, lg in logits.items()]
+    sets = [TestSet(name, softmax(np.asarray(logits[name], dtype=np.float64)), labels.get(name),
+                    np.asarray(logits[name]))
+            for name in headline_first(list(logits), headline)]
     table = answer_table(models, sets, source, n_boot=n_boot, seed=seed, kinds=kinds,
                          level=level, max_mae=max_mae, estimators=estimators)
     first = sets[0]
@@ -462,3 +524,43 @@ def build(zoo: str, models: Sequence[str], logits: Mapping[str, np.ndarray],
     j = list(models).index(top)
     plan = label_plan(first.probs[j : j + 1], budget, seed)  # PACE on the top model's outputs
     return table, plan, first.name, top
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One zoo's answer: the table (one row per test set and model, ``answer.csv``), the inputs
+    PACE picked (``label-these.csv``) on ``plan_set`` for ``top``, and the page (``answer.md``)."""
+
+    table: pd.DataFrame
+    plan: np.ndarray
+    plan_set: str
+    top: str
+    markdown: str = field(repr=False)
+
+
+def answer(zoo: str, models: Sequence[str], logits: Mapping[str, np.ndarray],
+           labels: Mapping[str, np.ndarray | None], source: str | None, *,
+           budget: int = DEFAULTS["budget"], seed: int = DEFAULTS["seed"],
+           n_boot: int = DEFAULTS["bootstrap"], kinds: Mapping[str, str] | None = None,
+           level: float = DEFAULTS["level"], max_mae: float = DEFAULTS["max_mae"],
+           estimators: Sequence[str] | None = None, headline: str | None = None,
+           scorecard_line: str = "") -> Answer:
+    """The answer for one zoo from its logits (test set -> (M, N, K) float32, probabilities as
+    log-probabilities, as the workflow stores them) and labels (test set -> (N,) or None):
+    :func:`build`, then :func:`render`. The workflow's answer job and ``labelfree answer`` call
+    this with the same settings (config ``answer:``, :data:`DEFAULTS`)."""
+    table, plan, first, top = build(zoo, models, logits, labels, source, budget, seed, n_boot,
+                                    kinds=kinds, level=level, max_mae=max_mae,
+                                    estimators=estimators, headline=headline)
+    md = render(zoo, table, plan, first, top, scorecard_line=scorecard_line, max_mae=max_mae)
+    return Answer(table, plan, first, top, md)
+
+
+def save(a: Answer, zoo: str, md: str | Path, csv: str | Path, plan: str | Path) -> None:
+    """Write the answer's files as the workflow names them: ``answer.csv`` (the table; its
+    markdown twin is then replaced by the page), ``label-these.csv`` and ``answer.md``."""
+    store.save_table(a.table, csv, title=f"Answer for zoo {zoo}")
+    store.save_table(pd.DataFrame({"testset": a.plan_set, "input_index": a.plan}), plan,
+                     title=f"Inputs to label for {a.top} on {a.plan_set} (PACE)")
+    with store.atomic_path(md) as tmp:
+        tmp.write_text(a.markdown)

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from labelfree import answer as A
 from labelfree.joblog import progress
 from labelfree.methods.arrays import MethodInputError, accuracy
 from labelfree.methods.registry import (
@@ -50,6 +51,7 @@ EXAMPLES = """examples:
   labelfree rank zoo.pt                         # one (models, inputs, classes) tensor + zoo.models.txt
   labelfree rank preds/ --export zoo.npy        # ... and write preds/ as such a tensor
   labelfree estimate preds/ --labels labelled.csv   # accuracy from the labelled picks
+  labelfree answer myzoo/ --source id           # the workflow's answer page for a prediction zoo
   labelfree methods                             # what is registered, and what each needs
 
 Scores: higher = better. `rank` orders models by predicted accuracy (rank 1 = predicted best;
@@ -618,6 +620,10 @@ def cmd_estimate(args: argparse.Namespace) -> pd.DataFrame:
     df.insert(0, "model", names)
     _skipped(skipped)
     _note(DIRECTION["estimate"])
+    if z.zoo is not None:
+        _note(f"which estimate to trust: `labelfree answer {z.zoo.root}` chooses the estimator "
+              "with the lowest error on the zoo's other labelled test sets, with a prediction "
+              "interval")
     return _with_truth(df, z)
 
 
@@ -632,6 +638,74 @@ def cmd_select(args: argparse.Namespace) -> pd.DataFrame:
     _note(f"{method.name} picked {len(idx)} of {P.shape[1]} inputs {basis}; label them (a "
           "'label' column) and run `labelfree estimate MODELS --labels FILE`")
     return pd.DataFrame({"order": np.arange(len(idx)), "index": np.asarray(idx, dtype=np.int64)})
+
+
+def answer_arrays(zoo: PZ.PredictionZoo) -> tuple[dict[str, np.ndarray],
+                                                  dict[str, np.ndarray | None]]:
+    """Logits (test set -> (M, N, K) float32) and labels (test set -> (N,) or None) of a scanned
+    prediction zoo, converted as the workflow's import stores them
+    (:func:`labelfree.zoo.predictions.load_logits`: probabilities as log-probabilities)."""
+    logits = {t: np.stack([PZ.load_logits(zoo, m, t) for m in zoo.models])
+              for t in _bar(zoo.testsets, "reading", "test set")}
+    return logits, {t: PZ.load_labels(zoo, t) for t in zoo.testsets}
+
+
+#: Said where `labelfree answer`'s page has the workflow's scorecard paragraph.
+NO_SCORECARD = ("Scorecard: not run by `labelfree answer`; the workflow's scorecard scores every "
+                "method on this zoo's labelled sets (docs/your-zoo.md, section 2).")
+
+
+def cmd_answer(args: argparse.Namespace) -> pd.DataFrame | str:
+    """The workflow's answer (labelfree.answer.answer, the same function its answer job calls)
+    for a prediction zoo folder: the page, or with --csv/--json its table; --out DIR writes
+    answer.md, answer.csv and label-these.csv as the workflow does."""
+    root = zoo_root(args.models)
+    if root is None or len(args.models) != 1:
+        raise InputError(f"{args.models[0]}: `labelfree answer` reads one prediction zoo folder "
+                         "(predictions/<model>/<testset>.npy, labels/<testset>.npy; "
+                         "docs/your-zoo.md, section 2)")
+    try:
+        zoo = PZ.scan(root, INPUT_KINDS[args.input], None, tol=args.tol)
+    except PZ.PredictionZooError as exc:
+        raise InputError(str(exc)) from None
+    try:
+        A.headline_first(zoo.testsets, args.headline)
+    except ValueError as exc:
+        raise InputError(f"--headline: {exc}") from None
+    source = args.source if args.source is not None else A.DEFAULTS["source"]
+    if source not in zoo.testsets:
+        if args.source is not None:
+            raise InputError(f"--source {source}: not one of the zoo's test sets {zoo.testsets}")
+        _note(f"no test set named {source!r}: no labelled source set, so the estimators that "
+              "need one are left out (--source NAME names it)")
+        source = None
+    elif zoo.label_file(source) is None:
+        _note(f"test set {source!r} has no labels (labels/{source}.npy): it cannot calibrate "
+              "the estimators that need a labelled source set")
+    if not 0 < args.level < 1:
+        raise InputError(f"--level {args.level}: must lie strictly between 0 and 1")
+    if args.budget < 1 or args.bootstrap < 10 or args.max_mae < 0:
+        raise InputError("--budget must be at least 1, --bootstrap at least 10, --max-mae at "
+                         "least 0")
+    logits, labels = answer_arrays(zoo)
+    estimators = [m.name for m in pick_methods("estimate", args.method)] if args.method else None
+    name = root.resolve().name
+    with _elapsed("answer"):
+        a = A.answer(name, zoo.models, logits, labels, source, budget=args.budget,
+                     seed=args.seed, n_boot=args.bootstrap,
+                     kinds=A.prediction_zoo_kinds(zoo.testsets), level=args.level,
+                     max_mae=args.max_mae, estimators=estimators, headline=args.headline,
+                     scorecard_line=NO_SCORECARD)
+    if args.out:
+        out = Path(args.out)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            A.save(a, name, out / "answer.md", out / "answer.csv", out / "label-these.csv")
+        except OSError as exc:
+            raise InputError(f"--out {out}: cannot write ({exc})") from None
+        _note(f"wrote {out / 'answer.md'}, {out / 'answer.csv'} and {out / 'label-these.csv'}")
+    _note("estimates and intervals are accuracies in [0, 1] (the page: %); higher = better")
+    return a.table if args.fmt != "table" else a.markdown
 
 
 def cmd_methods(args: argparse.Namespace) -> pd.DataFrame:
@@ -650,16 +724,21 @@ def version() -> str:
         return "unknown (not installed)"
 
 
-def _common(sp: argparse.ArgumentParser, zoo: bool = True) -> None:
-    """Options every command has: what to read (not `methods`) and the output format."""
+def _common(sp: argparse.ArgumentParser, zoo: bool = True, one_set: bool = True) -> None:
+    """Options every command has: what to read (not `methods`) and the output format;
+    ``one_set``: the options of commands that work on one test set (`--testset`, `--export`)."""
     if zoo:
-        sp.add_argument("models", nargs="+", metavar="MODELS",
+        sp.add_argument("models", nargs="+" if one_set else 1, metavar="MODELS" if one_set else "ZOO",
                         help="model files (.npy/.npz/.csv/.pt, N x K each) or folders of them; "
                              "or one (models, inputs, classes) tensor with its names in "
                              "<stem>.models.txt; or one prediction zoo folder "
-                             "(predictions/<model>/<testset>.npy)")
-        sp.add_argument("--testset", metavar="NAME",
-                        help="a prediction zoo's test set to work on (default: its only one)")
+                             "(predictions/<model>/<testset>.npy)" if one_set else
+                             "one prediction zoo folder (predictions/<model>/<testset>.npy, "
+                             "labels/<testset>.npy; docs/your-zoo.md, section 2)")
+        if one_set:
+            sp.add_argument("--testset", metavar="NAME",
+                            help="a prediction zoo's test set to work on (default: its only "
+                                 "one)")
         sp.add_argument("--input", choices=tuple(INPUT_KINDS), default="auto",
                         help="what the arrays hold (auto: probabilities if rows are "
                              "non-negative and sum to 1, else logits or log-probabilities; an "
@@ -667,10 +746,11 @@ def _common(sp: argparse.ArgumentParser, zoo: bool = True) -> None:
         sp.add_argument("--tol", type=float, default=PZ.SUM_TOL,
                         help=f"tolerance of the row sums of probabilities (default "
                              f"{PZ.SUM_TOL})")
-        sp.add_argument("--export", metavar="PATH",
-                        help="also write the predictions read as one (models, inputs, classes) "
-                             "tensor to PATH (.npy, .npz or .pt) and the model names to "
-                             "<stem>.models.txt beside it")
+        if one_set:
+            sp.add_argument("--export", metavar="PATH",
+                            help="also write the predictions read as one (models, inputs, "
+                                 "classes) tensor to PATH (.npy, .npz or .pt) and the model "
+                                 "names to <stem>.models.txt beside it")
     fmt = sp.add_mutually_exclusive_group()
     fmt.add_argument("--csv", dest="fmt", action="store_const", const="csv",
                      help="CSV output (default: an aligned table)")
@@ -740,6 +820,49 @@ def parser() -> argparse.ArgumentParser:
                    help="random seed of the selection (default 0); the same seed gives the "
                         "same picks")
     s.set_defaults(func=cmd_select)
+    d = A.DEFAULTS
+    a = sub.add_parser(
+        "answer", formatter_class=raw,
+        help="the workflow's answer for a prediction zoo folder: estimator chosen on its "
+             "labelled sets, split-conformal interval, LaF ranking, inputs to label",
+        description="The answer the workflow writes to results/answer/<zoo>/answer.md, from a "
+                    "prediction zoo folder, by the same code: LaF's ranking; each model's "
+                    "accuracy estimated without labels by the estimator with the lowest error "
+                    "on the zoo's other labelled sets, with a split-conformal prediction "
+                    "interval from those errors; whether to trust it; the inputs PACE would "
+                    "have a person label. Estimates are accuracies (higher = better). Prints "
+                    "the page (markdown); --csv and --json print its table (one row per test "
+                    "set and model). The defaults are the workflow's (config answer:).",
+        epilog="examples:\n  labelfree answer myzoo/ --source id\n"
+               "  labelfree answer myzoo/ --headline shifted --csv > answer.csv\n"
+               "  labelfree answer myzoo/ --out results/answer/myzoo")
+    _common(a, one_set=False)
+    a.add_argument("--source", metavar="NAME",
+                   help=f"the labelled in-distribution test set that calibrates ATC, DoC, COT "
+                        f"and ALine; never evidence for choosing (default {d['source']!r} when "
+                        "the zoo has it)")
+    a.add_argument("--headline", metavar="NAME",
+                   help="the test set that heads the answer (default: the zoo's first, "
+                        "alphabetically; config answer.headline)")
+    a.add_argument("--level", type=float, default=d["level"],
+                   help=f"stated coverage of the prediction interval (default {d['level']})")
+    a.add_argument("--max-mae", type=float, default=d["max_mae"],
+                   help="trust threshold on the chosen estimator's held-out mean absolute "
+                        f"error, as a fraction (default {d['max_mae']} = 10 points)")
+    a.add_argument("--budget", type=int, default=d["budget"],
+                   help=f"inputs PACE picks to label (default {d['budget']})")
+    a.add_argument("--bootstrap", type=int, default=d["bootstrap"],
+                   help="resamples behind the sampling-spread column (default "
+                        f"{d['bootstrap']})")
+    a.add_argument("--seed", type=int, default=d["seed"],
+                   help=f"seed of the bootstrap and of PACE's picks (default {d['seed']}, the "
+                        "workflow's `seed`)")
+    a.add_argument("--method", action="append", metavar="NAME",
+                   help="an estimator the answer may choose (repeatable, any case; default: "
+                        "every registered one; config answer.estimators)")
+    a.add_argument("--out", metavar="DIR",
+                   help="also write answer.md, answer.csv and label-these.csv to DIR")
+    a.set_defaults(func=cmd_answer)
     m = sub.add_parser("methods", help="list the registered methods")
     _common(m, zoo=False)
     m.set_defaults(func=cmd_methods)
@@ -765,6 +888,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (InputError, MethodInputError) as exc:
         print(f"labelfree: error: {exc}", file=sys.stderr)
         return 2
+    if isinstance(df, str):
+        return _write(df)
     if args.command == "methods" and args.fmt == "table":
         return _write(render_methods(df))
     return _write(render(df, args.fmt))

@@ -151,7 +151,9 @@ def test_no_evidence_says_so_first_and_recommends_pace():
     table, plan, first, top = build("z", ["m0", "m1"], {"shift": lg[:, :300], "id": lg},
                                     {"id": y, "shift": None}, "id", 10, 0, n_boot=20)
     md = render("z", table, plan, first, top)
-    head = "\n".join(md.splitlines()[:3])
+    head = "\n".join(md.splitlines()[:5])
+    assert ("no trustworthy label-free accuracy estimate (no labelled shifted set to judge "
+            "estimators on): label the 10 inputs PACE picked") in md.splitlines()[2]
     assert "No trustworthy label-free accuracy estimate on `shift`" in head
     assert "no labelled shifted set" in head and "`label-these.csv`" in head
     assert "label the 10 inputs of `shift`" in head
@@ -166,5 +168,6 @@ def test_an_estimator_off_by_more_than_the_threshold_is_not_trusted():
                                     estimators=["AC", "DoC"])
     assert not table["trusted"].any()
     md = render("z", table, plan, first, top, max_mae=1e-6)
-    assert md.splitlines()[2].startswith("**No trustworthy")
-    assert "above the 0-point threshold" in md.splitlines()[2]
+    assert "above the 0-point threshold): label the 10" in md.splitlines()[2]
+    assert md.splitlines()[4].startswith("**No trustworthy")
+    assert "above the 0-point threshold" in md.splitlines()[4]

@@ -60,6 +60,7 @@ rule answer:
         level=ANSWER["level"],
         max_mae=ANSWER["max_mae"],
         estimators=ANSWER["estimators"],
+        headline=lambda w: ANSWER["headline"].get(w.zoo, ""),
         seed=SEED,
         scorecard_note=lambda w: answer_scorecard_note(w.zoo),
     script:
