@@ -71,3 +71,36 @@ def test_unknown_subject_is_named(tmp_path, monkeypatch):
     monkeypatch.setattr(sys, "argv", ["x", str(tmp_path), str(cfg), "lenet1@id"])
     with pytest.raises(SystemExit, match="lenet1@id"):
         _tool().main()
+
+
+def test_reducer_seeds_tool_refits_pace_per_seed(tmp_path, monkeypatch):
+    """tools/pace_reducer_seeds.py: the run's seed gives the main experiment's PACE estimates
+    (the subject's reduce override applied), another seed refits from another FastICA start."""
+    subject = _subject("a@id", 0.8, 3, n=300)
+    save_subjects(tmp_path / "results/pace/raw/subjects.npz", [subject])
+    pace = {"reps": 2, "budgets": {"start": 30, "stop": 60, "step": 10},
+            "method": {"min_cluster_size": 5, "rounding": "reference"},
+            "reduce_overrides": {"a@id": {"reducer": "fastica", "dim": 3}}}
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(yaml.safe_dump({"seed": 5, "pace": pace}))
+    spec = importlib.util.spec_from_file_location(
+        "pace_reducer_seeds", TOOL.parent / "pace_reducer_seeds.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    seen = []  # the reducer seed of each fit
+
+    def fit(x, c):
+        seen.append(c.seed)
+        return real_fit(x, c)
+
+    real_fit = tool.fit
+    monkeypatch.setattr(tool, "fit", fit)
+    monkeypatch.setattr(sys, "argv", ["x", str(tmp_path), str(cfg), "a@id", "--seeds", "5", "6"])
+    tool.main()
+    assert seen == [5, 6]
+    got = pd.read_csv(tmp_path / "results/pace/raw/reducer_seeds-a@id.csv")
+    assert got["reduced"].all() and (got["dim"] == 3).all()
+    want, _ = run_experiment("main", [subject], StudyParams.from_config(pace, seed=5))
+    want = want[want["approach"].eq("PACE") & want["experiment"].eq("main")]
+    np.testing.assert_allclose(got[got["seed"].eq(5)]["estimate"], want["estimate"], rtol=1e-6)
+    np.testing.assert_allclose(got["mse"], 100 * (got["estimate"] - got["truth"]).abs(), rtol=1e-5)
