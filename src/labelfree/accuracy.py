@@ -1,4 +1,4 @@
-"""Accuracy of a zoo on its test sets, read from the inference artefacts (rule accuracy_tables).
+"""Accuracy of a zoo on its test sets, read from the inference artefacts (rule accuracy_table).
 
 Kept apart from :mod:`labelfree.inference` so that the accuracy job imports neither torch nor
 the models: a job's interpreter start is most of its cost on small zoos.

@@ -76,7 +76,7 @@ def test_adding_a_row_runs_only_the_new_model_and_removing_one_runs_no_model(tmp
     # add one row: one training job, one inference job (group id), the table
     added = _config(tmp_path, "added", [*BASE_ROWS, NEW_ROW])
     planned, out = _planned(work, added, quiet=False)  # one dry run: jobs and their wildcards
-    assert planned == {"zoo_model": 1, "inference_model": 1, "accuracy_tables": 1}
+    assert planned == {"zoo_model": 1, "inference_model": 1, "accuracy_table": 1}
     assert re.findall(r"model=([^,\s]+)", out) == [NEW_MODEL] * 2
     run_snakemake(work, TARGET, configfile=added)
     after = _files(work)
@@ -91,7 +91,7 @@ def test_adding_a_row_runs_only_the_new_model_and_removing_one_runs_no_model(tmp
 
     # remove one row: no training, no inference; only the zoo's reader reruns
     removed = _config(tmp_path, "removed", [*BASE_ROWS[1:], NEW_ROW])
-    assert _planned(work, removed) == {"accuracy_tables": 1}
+    assert _planned(work, removed) == {"accuracy_table": 1}
     run_snakemake(work, TARGET, configfile=removed)
     assert _files(work) == after, "removing a row touched model or inference files"
     models = pd.read_csv(work / TARGET)["model"].tolist()
@@ -102,5 +102,5 @@ def test_adding_a_row_runs_only_the_new_model_and_removing_one_runs_no_model(tmp
     # the per-model jobs list the group through its one stand-in file (rule testset_group)
     grouped = _config(tmp_path, "grouped", [*BASE_ROWS[1:], NEW_ROW], ("id", "natural"))
     assert _planned(work, grouped) == {
-        "shifts_natural": 1, "testset_group": 1, "inference_model": 4, "accuracy_tables": 1
+        "shifts_natural": 1, "testset_group": 1, "inference_model": 4, "accuracy_table": 1
     }

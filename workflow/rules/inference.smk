@@ -1,6 +1,6 @@
 # Rules of `inference`: every model of a zoo on every test-set group of the zoo, one file per
-# model and group (results/infer/{zoo}/{model}/{group}.npz), then every zoo's accuracy table and
-# heatmap (rule accuracy_tables: one job, one process, for every zoo). Jobs follow the zoo's `bundle` setting (docs/zoo.md):
+# model and group (results/infer/{zoo}/{model}/{group}.npz), then the zoo's accuracy table and
+# heatmap (rule accuracy_table). Jobs follow the zoo's `bundle` setting (docs/zoo.md):
 #   inference_model                           one job per model and group (`bundle: model`)
 #   inference_bundle_<zoo>_<bundle>_<group>   one job per bundle and group (otherwise)
 # A group is its own job, so a study that adds a group to a zoo runs inference on it alone.
@@ -187,60 +187,41 @@ for _zoo, _bundles in PRED_BUNDLES.items():
             "../scripts/inference_import_labels.py"
 
 
-rule accuracy_tables:
+rule accuracy_table:
     input:
-        infer=[p for z in ZOOS for p in zoo_infer_files(z)],
-        testsets=[
-            testset_path(zoo_dataset(z), t) for z in ZOOS for t in zoo_testsets(z)
+        infer=lambda w: zoo_infer_files(w.zoo),
+        testsets=lambda w: [
+            testset_path(zoo_dataset(w.zoo), t) for t in zoo_testsets(w.zoo)
         ],
-        meta=[f"{d}/meta.json" for z in ZOOS for d in zoo_model_dirs(z)],
+        meta=lambda w: [f"{d}/meta.json" for d in zoo_model_dirs(w.zoo)],
     output:
-        csv=[
-            report(
-                f"results/infer/{z}/accuracy.csv",
-                caption="../report/inference/accuracy_table.rst",
-                category="spine",
-                subcategory="accuracy",
-            )
-            for z in ZOOS
-        ],
-        md=[f"results/infer/{z}/accuracy.md" for z in ZOOS],
-        png=[
-            report(
-                f"results/infer/{z}/accuracy.png",
-                caption="../report/inference/accuracy_heatmap.rst",
-                category="spine",
-                subcategory="accuracy",
-            )
-            for z in ZOOS
-        ],
-        pdf=[f"results/infer/{z}/accuracy.pdf" for z in ZOOS],
+        csv=report(
+            "results/infer/{zoo}/accuracy.csv",
+            caption="../report/inference/accuracy_table.rst",
+            category="spine",
+            subcategory="accuracy",
+        ),
+        md="results/infer/{zoo}/accuracy.md",
+        png=report(
+            "results/infer/{zoo}/accuracy.png",
+            caption="../report/inference/accuracy_heatmap.rst",
+            category="spine",
+            subcategory="accuracy",
+        ),
+        pdf="results/infer/{zoo}/accuracy.pdf",
     log:
-        "logs/inference/accuracy.log",
+        "logs/inference/{zoo}_accuracy.log",
     conda:
         "../../envs/labelfree.yaml"
     threads: 1
     resources:
-        **LIGHT_RESOURCES,
+        mem_mb=2000,
+        runtime=10,
     params:
-        # zoo -> what its table reads: models, test sets, each set's group file stem (the file
-        # of model m is infer_file(zoo, m, group)), the sets' and models' files; its outputs
-        zoos={
-            z: {
-                "models": zoo_models(z),
-                "testsets": zoo_testsets(z),
-                "groups": {t: testset_group(z, t) for t in zoo_testsets(z)},
-                "infer_pattern": infer_file(z, "{model}", "{group}"),
-                "testset_files": [
-                    testset_path(zoo_dataset(z), t) for t in zoo_testsets(z)
-                ],
-                "meta": [f"{d}/meta.json" for d in zoo_model_dirs(z)],
-                "out": {
-                    e: f"results/infer/{z}/accuracy.{e}"
-                    for e in ("csv", "md", "png", "pdf")
-                },
-            }
-            for z in ZOOS
-        },
+        models=lambda w: zoo_models(w.zoo),
+        testsets=lambda w: zoo_testsets(w.zoo),
+        # test set -> group file stem; the file of model m is infer_file(zoo, m, group)
+        groups=lambda w: {t: testset_group(w.zoo, t) for t in zoo_testsets(w.zoo)},
+        infer_pattern=lambda w: infer_file(w.zoo, "{model}", "{group}"),
     script:
         "../scripts/inference_accuracy.py"
