@@ -54,6 +54,7 @@ LONGEST_FIRST = (
     "tests/workflow/test_clean_only_zoo.py",
     "tests/inference/test_inference_rules.py",
     "tests/workflow/test_prediction_zoo.py",
+    "tests/workflow/test_resources.py",  # dry-runs every paper config (21)
 )
 
 

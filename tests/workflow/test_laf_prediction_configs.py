@@ -72,7 +72,7 @@ def test_paper_prediction_config_dry_runs(name, tmp_path):
     proc = run_snakemake(tmp_path / "run", "-n", "laf_tables", configfile=config, timeout=600)
     counts = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout, re.M))
     assert counts.get("laf_part") == str(len(sets)), proc.stdout[-2000:]
-    assert counts.get("laf_zoo") == "1" and counts.get("laf_tables") == "1"
+    assert counts.get("laf_tables") == "1"  # merges the parts and writes the tables
     for t in sets:
         assert f"results/laf/parts/{zoo}/{t}.json.gz" in proc.stdout
 

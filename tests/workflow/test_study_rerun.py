@@ -30,7 +30,8 @@ FINAL_JOBS = (
 #: The studies' test sets (results/testsets, relative paths) and the jobs writing them:
 #: pace_mutated_inputs, pace_generated_inputs (FGSM/BIM on the pace zoo), pace_train_set,
 #: alphatrim_train_testset, syp_testsets (with its results/syp/raw/testsets_<dataset>.json) and
-#: metamorphic_testsets_<dataset>. The id sets (testset_id) and the shifts belong to the spine.
+#: metamorphic_testsets_<dataset>. The id sets (data_prepare_<dataset>, testset_id) and the
+#: shifts belong to the spine.
 TESTSET_GLOBS = (
     "*/pace_*.npz",
     "*/alphatrim-train.npz",

@@ -59,8 +59,9 @@ rule alphatrim_train_testset:
         "../../envs/labelfree.yaml"
     threads: 1
     resources:
-        mem_mb=AT["mem_mb"],
-        runtime=AT["runtime"],
+        # a copy of the split: the dataset's request, as its `id` test set (data.smk)
+        mem_mb=lambda wc: DATASETS[wc.dataset]["mem_mb"],
+        runtime=lambda wc: DATASETS[wc.dataset]["runtime"],
     script:
         "../scripts/alphatrim_train_testset.py"
 
@@ -182,8 +183,7 @@ if AT_EXPS:
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
-            mem_mb=AT["mem_mb"],
-            runtime=AT["runtime"],
+            **LIGHT_RESOURCES,
         params:
             experiments=AT_EXPS,
             study={k: v for k, v in AT.items() if k != "experiments"},

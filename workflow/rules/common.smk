@@ -152,6 +152,12 @@ wildcard_constraints:
     group=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
 
 
+# What a job that only copies, tabulates or plots asks a cluster for (reports, tables, the copy
+# of a split as a test set sized by its dataset's own request instead): never a study's runtime
+# or memory, which are sized for its training and analysis jobs (docs/cluster.md, "Job sizes").
+LIGHT_RESOURCES = {"mem_mb": 2000, "runtime": 30}
+
+
 def alternatives(names):
     """A wildcard constraint matching exactly ``names`` (nothing when empty)."""
     return "|".join(re.escape(n) for n in names) if names else "(?!)"

@@ -1,8 +1,9 @@
 # Rules of the `data` layer (docs/data.md): checksummed downloads into resources/, every split of
 # every configured dataset as results/data/{dataset}/{split}.npz (+ meta.json), and the
-# in-distribution test set results/testsets/{dataset}/id.npz.
+# in-distribution test set results/testsets/{dataset}/id.npz (a copy of its test split).
 # data_prepare is one job per dataset; its rules are named per dataset (data_prepare_<dataset>)
-# because each has its own list of split outputs.
+# because each has its own list of split outputs. It writes the `id` test set too (one process
+# fewer) where a zoo runs it; a study that asks for another dataset's gets it from testset_id.
 
 
 include: "functions/data.smk"
@@ -18,6 +19,11 @@ try:
     DATA_SPLITS, DATA_DOWNLOADS = plan_datasets(DATASETS, workflow.configfiles)
 except DataError as _err:
     raise WorkflowError(f"Invalid configuration: {_err}") from None
+
+# Datasets whose `id` test set a trained or resolved zoo runs: data_prepare writes it.
+DATA_ID_IN_PREPARE = {
+    ZOOS[z]["dataset"] for z in ZOO_SHEETS if "id" in ZOOS[z]["testsets"]
+}
 
 
 rule data_download:
@@ -70,6 +76,7 @@ for _ds, _dcfg in DATASETS.items():
         output:
             splits=[dataset_split(_ds, _s) for _s in DATA_SPLITS[_ds]],
             meta=f"results/data/{_ds}/meta.json",
+            id=[testset_path(_ds, "id")] if _ds in DATA_ID_IN_PREPARE else [],
         log:
             f"logs/data/prepare_{_ds}.log",
         benchmark:
@@ -85,6 +92,8 @@ for _ds, _dcfg in DATASETS.items():
             cfg=_dcfg,
             seed=SEED,
             out_dir=lambda w, output: os.path.dirname(output.meta),
+            # the split that becomes the `id` test set (datasets.<name>.test_split)
+            test_split=_dcfg["test_split"],
         script:
             "../scripts/data_prepare.py"
 
@@ -97,7 +106,7 @@ rule testset_id:
     log:
         "logs/data/testset_id_{dataset}.log",
     wildcard_constraints:
-        dataset=_data_alternatives(list(DATASETS)),
+        dataset=_data_alternatives(sorted(set(DATASETS) - DATA_ID_IN_PREPARE)),
     conda:
         "../../envs/labelfree.yaml"
     threads: 1

@@ -1,8 +1,9 @@
 # Rules of `laf`: LaF labeling-free model ranking (docs/laf.md).
 # Independent analysis jobs per analysed zoo (rule laf_part: every method on a part of the zoo's
-# test sets, one part per test-set group or per test set, config laf.jobs), one merge per zoo
-# into its raw files (rule laf_zoo; the same files as one job analysing every set), then one
-# job for every table and figure of the study (rule laf_tables).
+# test sets, one part per test-set group or per test set, config laf.jobs), then one job that
+# merges each zoo's parts into its raw files (the same files as one job analysing every set)
+# and writes every table and figure of the study (rule laf_tables; one process, not one per
+# zoo plus one).
 # What is analysed (labelfree.laf.plan): config laf.zoos (default: all zoos) with labels and two
 # or more models, plus the clone controls of laf.clones, built at analysis time from stored
 # predictions (docs/laf.md, reading R13).
@@ -69,32 +70,9 @@ rule laf_part:
         "../scripts/laf_part.py"
 
 
-rule laf_zoo:
-    input:
-        parts=laf_part_files,
-    output:
-        expand("results/laf/raw/{{azoo}}/{f}", f=LAF_RAW),
-    log:
-        "logs/laf/{azoo}.log",
-    wildcard_constraints:
-        azoo=alternatives(laf_analysed()),
-    localrule: True
-    conda:
-        "../../envs/labelfree.yaml"
-    threads: 1
-    resources:
-        mem_mb=LAF["mem_mb"],
-        runtime=30,
-    params:
-        order=lambda w: laf_testsets(w.azoo),
-        out_dir=lambda w, output: os.path.dirname(output[0]),
-    script:
-        "../scripts/laf_zoo.py"
-
-
 rule laf_tables:
     input:
-        raw=expand("results/laf/raw/{azoo}/{f}", azoo=laf_analysed(), f=LAF_RAW),
+        parts=[p for z in laf_analysed() for p in laf_part_files(z)],
     output:
         **{
             f"t_{t}".replace("-", "_"): report(
@@ -122,6 +100,7 @@ rule laf_tables:
             f"pdf_{f}".replace("-", "_"): f"results/laf/figures/{laf_plan.name(f)}.pdf"
             for f, _ in LAF_FIGURES
         },
+        raw=expand("results/laf/raw/{azoo}/{f}", azoo=laf_analysed(), f=LAF_RAW),
     log:
         "logs/laf/tables.log",
     conda:
@@ -132,8 +111,13 @@ rule laf_tables:
         runtime=30,
     params:
         zoos=laf_analysed(),
+        # each zoo's part files and its test sets in the order of one job analysing them all
+        merges={
+            z: {"parts": laf_part_files(z), "order": laf_testsets(z)}
+            for z in laf_analysed()
+        },
         # results/laf/{raw,tables,figures}, derived from the declared files
-        raw_dir=lambda w, input: os.path.dirname(os.path.dirname(input.raw[0])),
+        raw_dir=lambda w, output: os.path.dirname(os.path.dirname(output.raw[0])),
         tables_dir=lambda w, output: os.path.dirname(output[0]),
         figures_dir=lambda w, output: os.path.dirname(output.f_fig5),
         laf=LAF,

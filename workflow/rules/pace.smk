@@ -140,8 +140,9 @@ if PACE.enabled:
                 "../../envs/labelfree.yaml"
             threads: 1
             resources:
-                mem_mb=PACE.cfg["mem_mb"],
-                runtime=PACE.cfg["runtime"],
+                # a subsample of the split: the dataset's request (data.smk)
+                mem_mb=DATASETS[PACE.dataset]["mem_mb"],
+                runtime=DATASETS[PACE.dataset]["runtime"],
             params:
                 seed=SEED,
                 subsample=PACE.cov["train_subsample"],
@@ -222,8 +223,7 @@ if PACE.enabled:
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
-            mem_mb=PACE.cfg["mem_mb"],
-            runtime=PACE.cfg["runtime"],
+            **LIGHT_RESOURCES,
         params:
             zoo=PACE.zoo,
             dataset=PACE.dataset,
@@ -247,7 +247,6 @@ if PACE.enabled:
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
-            mem_mb=PACE.cfg["mem_mb"],
-            runtime=PACE.cfg["runtime"],
+            **LIGHT_RESOURCES,
         script:
             "../scripts/pace_cross_dataset.py"

@@ -227,8 +227,7 @@ if SYP.zoo in ZOOS:
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
-            mem_mb=SYP.cfg["mem_mb"],
-            runtime=SYP.cfg["runtime"],
+            **LIGHT_RESOURCES,
         params:
             cfg=SYP.parts["tables"],
             models=_SYP_MODELS,

@@ -18,10 +18,12 @@ def laf_base(azoo):
 def laf_testsets(azoo):
     """Test sets of an analysed zoo (for a clone control: those of base and source both)."""
     if azoo not in LAF_CLONES:
-        return [t for t in zoo_testsets(azoo) if t in zoo_labelled(azoo)]
+        labelled = set(zoo_labelled(azoo))  # once, not once per test set (parse time)
+        return [t for t in zoo_testsets(azoo) if t in labelled]
     src = set(zoo_labelled(LAF_CLONES[azoo]["source"]))
     base = laf_base(azoo)
-    return [t for t in zoo_testsets(base) if t in src and t in zoo_labelled(base)]
+    labelled = set(zoo_labelled(base))
+    return [t for t in zoo_testsets(base) if t in src and t in labelled]
 
 
 def laf_origin(base, testset):
@@ -39,11 +41,8 @@ def laf_parts(azoo):
     return partition(ts, [testset_group(base, t) for t in ts], LAF["jobs"])
 
 
-def laf_part_files(wildcards):
-    return [
-        f"results/laf/parts/{wildcards.azoo}/{p}.json.gz"
-        for p in laf_parts(wildcards.azoo)
-    ]
+def laf_part_files(azoo):
+    return [f"results/laf/parts/{azoo}/{p}.json.gz" for p in laf_parts(azoo)]
 
 
 def laf_part_inputs(wildcards):
