@@ -1,7 +1,7 @@
 """Issue 15: the LaF study split into independent jobs writes what one job writes.
 
-The one-shot path (labelfree.laf.run.run_study, what rule laf_zoo ran before the split) and the
-split path (run_part per part, then merge_parts, the rules laf_part and laf_zoo) run on the same
+The one-shot path (labelfree.laf.run.run_study, what one job ran before the split) and the
+split path (run_part per part, then merge_parts, the rules laf_part and laf_tables) run on the same
 small synthetic zoos, a clone control included; their raw files and every table built from them
 must be equal byte for byte, wall-clock times aside (they cannot repeat between two runs).
 """
