@@ -67,6 +67,10 @@ CASES = [
     ("severity-out-of-range", {"shifts.severities": [6]}, "'shifts.severities.0': value 6 must be <= 5"),
     ("corruption-unknown", {"shifts.corruptions": ["rain"]}, "'shifts.corruptions.0': value 'rain'"),
     ("study-not-an-object", {"laf": "yes"}, "'laf': value 'yes' has type str"),
+    ("answer-headline-unknown-zoo", {"answer.headline": {"nosuchzoo": "id"}},
+     "answer.headline names zoo 'nosuchzoo'"),
+    ("answer-headline-unknown-set", {"answer.headline": {FIRST_ZOO: "nosuchset"}},
+     f"answer.headline.{FIRST_ZOO} is 'nosuchset', not a test set"),
 ]
 
 

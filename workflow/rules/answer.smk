@@ -19,6 +19,17 @@ for _z in ANSWER["zoos"]:
             f"Invalid configuration: answer.zoos lists {_z!r}, not a configured zoo "
             f"({sorted(ZOOS)})"
         )
+for _z, _t in ANSWER["headline"].items():
+    if _z not in ZOOS:
+        raise WorkflowError(
+            f"Invalid configuration: answer.headline names zoo {_z!r}, not a configured zoo "
+            f"({sorted(ZOOS)})"
+        )
+    if _t not in zoo_testsets(_z):
+        raise WorkflowError(
+            f"Invalid configuration: answer.headline.{_z} is {_t!r}, not a test set of zoo "
+            f"{_z!r} ({zoo_testsets(_z)})"
+        )
 
 
 rule answer:
