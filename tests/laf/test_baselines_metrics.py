@@ -7,6 +7,7 @@ import pytest
 from scipy import stats as st
 
 from labelfree.laf import baselines as bl
+from labelfree.laf.core import rank
 from labelfree.laf.metrics import (
     batch_metrics,
     ground_truth_accuracy,
@@ -299,6 +300,28 @@ def test_analyse_testset_end_to_end():
     assert df[(df.method == "SDS") & (df.budget == 200)].spearman.isna().all()
     assert res.info["m_kept"] <= 500 and res.info["converged"]
     assert {r["axis"] for r in res.rq4} == {"inputs", "models"}
+
+
+def test_without_pruning_row_is_the_unpruned_fit():
+    """"LaF w/o pruning" (paper section 5.3) is rank(prune=False): computed where some inputs
+    are unanimous, and LaF's own fit (the same computation) where none is; either way its row
+    holds the unpruned fit's metrics."""
+
+    Y, y, P = zoo(m=300, n=8, seed=22)
+    names = [f"m{j}" for j in range(8)]
+    params = StudyParams(budget_max=30, large_budgets=(), repetitions=2, ces_enabled=False)
+    disagree = np.flatnonzero((Y[:, :1] != Y).any(axis=1))
+    for rows, some_unanimous in ((np.arange(300), True), (disagree, False)):
+        Ys, ys = Y[rows], y[rows]
+        assert ((Ys == Ys[:, :1]).all(axis=1).any()) == some_unanimous
+        res = analyse_testset(Ys, ys, P[:, rows], 10, names, params, 0, "z", "d", "natural-x")
+        got = {r["method"]: r for r in res.rows}
+        truth = ground_truth_accuracy(Ys, ys)
+        want = ranking_metrics(truth, rank(Ys, 10, prune=False).score, params.ks)
+        assert {k: got["LaF w/o pruning"][k] for k in want} == pytest.approx(want, nan_ok=True)
+        # the fit is reused (its time reported for both) exactly where nothing is pruned
+        reused = res.info["time_LaF w/o pruning"] == res.info["time_LaF"]
+        assert reused != some_unanimous
 
 
 def test_a2_switch_reaches_the_study(repo_root):

@@ -14,6 +14,7 @@ from scipy.stats import spearmanr
 
 from labelfree.laf.core import (
     LafInputError,
+    RowClasses,
     _q_and_grad,
     e_step,
     group_labels,
@@ -114,6 +115,47 @@ def test_gradient_matches_finite_differences(ip):
         num[i] = (qp - qm) / (2 * eps)
     ana = np.concatenate([ga, gb])
     assert np.linalg.norm(ana - num) / np.linalg.norm(num) < 1e-5
+
+
+def _q_and_grad_every_row(a, b, pi, a0, b0, K):
+    """The easiness reading's Q and gradient with every row's transcendentals computed (no
+    classes of equal rows): the reference the shared-row evaluation must equal bit for bit."""
+    eb = np.exp(b)
+    neg = a < 0
+    e = np.exp(np.outer(eb, -np.abs(a)))
+    log1p_sum = np.log1p(e).sum()
+    sig = np.reciprocal(e + 1.0)
+    sig = np.where(neg[None, :], 1.0 - sig, sig)
+    pa = pi @ a
+    wrong = eb @ (a.sum() - pa) + np.log(K - 1.0) * (pi.size - pi.sum())
+    da, db = a - a0, b - b0
+    q = (pi.shape[0] * np.log(1.0 / K) + (eb.sum() * a[neg].sum() - log1p_sum) - wrong
+         - 0.5 * (da @ da + db @ db) - 0.5 * np.log(2.0 * np.pi) * (a.size + b.size))
+    return float(q), pi.T @ eb - sig.T @ eb - da, eb * (pa - sig @ a) - db
+
+
+def test_q_and_grad_on_equal_rows_is_exact():
+    """The transcendentals run once per class of equal b_i and are gathered back
+    (core.RowClasses): Q and its gradient must equal the every-row evaluation bit for bit, also
+    when the classes kept from the previous call no longer hold (a class splits) or merge."""
+    Y, _, _ = glad_data(60, 7, 4, seed=5)
+    g = group_labels(Y)
+    a0, b0 = g.agree.mean(0), g.agree.mean(1)  # b0: few distinct values, many equal rows
+    a = a0 + np.random.default_rng(5).normal(0, 0.5, 7)
+    a[[1, 4]] = -np.abs(a[[1, 4]])  # models worse than chance: the other branch of sigma
+    pi, _ = e_step(a, b0, g, 4)
+    split = b0.copy()
+    split[np.flatnonzero(b0 == b0[0])[1:]] += 1e-9  # rows of one class part
+    merged = np.round(b0 * 2) / 2  # classes fuse
+    rows = RowClasses()
+    for b in (b0, split, b0, merged, b0 + 0.25):
+        assert np.unique(b).size < b.size
+        got = _q_and_grad(a, b, pi, a0, b0, 4, rows=rows)
+        ref = _q_and_grad_every_row(a, b, pi, a0, b0, 4)
+        assert got[0] == ref[0]
+        assert got[1].tobytes() == ref[1].tobytes() and got[2].tobytes() == ref[2].tobytes()
+        b_first, row = rows.first, rows.row
+        assert (b[b_first][row] == b).all() and b_first.size < b.size  # kept classes may be finer
 
 
 @pytest.mark.parametrize("ip", ["easiness", "difficulty"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 
 import numpy as np
 import pytest
@@ -170,6 +171,31 @@ def test_local_zoo_writes_models_with_meta(tmp_path, digits_small):
     model, meta2 = load_model(dirs[1])
     assert not model.training and meta2 == meta
     assert state_dict_hash(model.state_dict()) == meta["weights_sha256"]
+
+
+def test_local_zoo_trains_rows_differing_in_epochs_as_one_run(tmp_path, digits_small):
+    # A zoo trains rows that differ only in `epochs` as one run saved at each epoch count; each
+    # model (weights and meta.json, train time aside) must be the one its row trains alone, and a
+    # row of another seed, or of 0 epochs, must not be taken from that run.
+    x, y = digits_small
+    write_image_set(tmp_path / "train.npz", x[:200], y[:200])
+    base = {"arch": "lenet", "width": 4, "depth": 1, "optimizer": "adam", "lr": 1e-3,
+            "batch_size": 32, "data_fraction": 0.8, "seed": 0, "batch_seed": None,
+            "label_map": "", "preprocessing": "scale01"}
+    plan = [("e3", 3, 0), ("e1", 1, 0), ("s1", 2, 1), ("e0", 0, 0), ("e2", 2, 0), ("e3b", 3, 0)]
+    rows = [{**base, "model": m, "epochs": e, "seed": s} for m, e, s in plan]
+    dirs = [tmp_path / "zoo" / r["model"] for r in rows]
+    log = io.StringIO()
+    metas = train_local_zoo("z", rows, tmp_path / "train.npz", dirs, 0.2, 0, progress_file=log)
+    assert "| 5/5 " in log.getvalue()  # epochs run: 3 (the seed-0 run) + 2 (seed 1), not 11
+    for row, d, meta in zip(rows, dirs, metas, strict=True):
+        alone = tmp_path / "alone" / row["model"]
+        (solo,) = train_local_zoo("z", [row], tmp_path / "train.npz", [alone], 0.2, 0)
+        assert (d / "weights.safetensors").read_bytes() == (alone / "weights.safetensors").read_bytes()
+        same = [json.dumps({**m, "train_time_s": 0}, sort_keys=True) for m in (meta, solo)]
+        assert same[0] == same[1], row["model"]  # as JSON: NaN loss of the 0-epoch row
+    hashes = [m["weights_sha256"] for m in metas]
+    assert len(set(hashes)) == 5 and hashes[0] == hashes[5]
 
 
 def test_shorter_run_equals_the_longer_runs_epoch_checkpoint(digits_small):

@@ -136,7 +136,27 @@ def q_gradient(
     return ga, gb
 
 
-def _q_and_grad(a, b, pi, a0, b0, K, input_param="easiness"):
+class RowClasses:
+    """Rows of ``b`` with equal values, kept from call to call (:func:`_q_and_grad`).
+
+    A row's E-step posteriors depend on its pattern of agreement and on ``b_i`` only, so rows of
+    equal pattern keep equal ``b_i`` through the M-step (about two rows in five are distinct on
+    the study's zoos). :meth:`split` returns (``first``: one row of each class, ``row``: each row's
+    class) such that ``b[first][row]`` equals ``b`` exactly; it reuses the previous classes when
+    they still hold (one comparison) and recomputes them (``np.unique``) when not.
+    """
+
+    def __init__(self) -> None:
+        self.first: np.ndarray | None = None
+        self.row: np.ndarray | None = None
+
+    def split(self, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.row is None or self.row.size != b.size or not (b[self.first][self.row] == b).all():
+            _, self.first, self.row = np.unique(b, return_index=True, return_inverse=True)
+        return self.first, self.row
+
+
+def _q_and_grad(a, b, pi, a0, b0, K, input_param="easiness", rows=None):
     """Q and its gradient in one pass (docs/laf.md, reading R2), with O(m'n) work and two
     transcendentals.
 
@@ -144,19 +164,26 @@ def _q_and_grad(a, b, pi, a0, b0, K, input_param="easiness"):
     ``log sigma(x) = min(x, 0) - log1p(e)`` and ``sigma(x) = 1/(1+e)`` (a_j >= 0) or ``e/(1+e)``;
     every sum weighted by ``pi`` reduces to matrix-vector products. The paper's reading (reading R1,
     ``difficulty``) has a multiplier of either sign and goes through :func:`_q_and_grad_linear`.
+
+    A row of ``e`` depends on ``b_i`` only: the transcendentals run on one row per class of equal
+    ``b_i`` (``rows``: the caller's :class:`RowClasses`, kept over the M-step's calls) and the
+    rows are gathered back, so every sum and product below sees the same matrices, bit for bit.
     """
     if input_param != "easiness":
         multiplier(b, input_param)  # validates the name
         return _q_and_grad_linear(a, b, pi, a0, b0, K)
-    eb = np.exp(b)
+    first, row = (rows or RowClasses()).split(b)
+    eb_u = np.exp(b[first])
+    eb = eb_u[row]
     neg = a < 0
-    e = np.outer(eb, -np.abs(a))
+    e = np.outer(eb_u, -np.abs(a))
     np.exp(e, out=e)
-    log1p_sum = np.log1p(e).sum()
+    log1p_sum = np.log1p(e)[row].sum()
     e += 1.0
     sig = np.reciprocal(e, out=e)
     if neg.any():
         np.subtract(1.0, sig, out=sig, where=neg[None, :])
+    sig = sig[row]
     pa = pi @ a
     sum_ls = eb.sum() * a[neg].sum() - log1p_sum
     # sum (1 - pi) * (x + log(K-1)), x = outer(e^b, a)
@@ -228,9 +255,10 @@ def m_step(
     """Partial M-step: CG on -Q over [a, b], ``tol=gtol``, ``maxiter`` iterations (docs/laf.md,
     reading R2)."""
     n = a.size
+    rows = RowClasses()
 
     def fun(theta):
-        q, ga, gb = _q_and_grad(theta[:n], theta[n:], pi, a0, b0, K, input_param)
+        q, ga, gb = _q_and_grad(theta[:n], theta[n:], pi, a0, b0, K, input_param, rows)
         return -q, -np.concatenate([ga, gb])
 
     res = optimize.minimize(

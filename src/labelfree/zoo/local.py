@@ -12,7 +12,13 @@ from labelfree.seeds import derive_seed
 from labelfree.store import read_image_set
 from labelfree.zoo.io import save_model
 from labelfree.zoo.pretrained import resolve_row
-from labelfree.zoo.train import TrainSpec, train_model, validation_split
+from labelfree.zoo.train import (
+    TrainResult,
+    TrainSpec,
+    epoch_family,
+    train_family,
+    validation_split,
+)
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +36,9 @@ def train_local_zoo(
     """Train ``rows`` (normalised sheet rows, source ``local``) on the split at ``train_path``.
 
     The validation split is shared by the zoo: seeded by ``derive_seed(base_seed, zoo, "val")``.
-    Writes each model to the matching ``out_dirs`` entry; returns the list of meta dicts.
+    Writes each model to the matching ``out_dirs`` entry; returns the list of meta dicts. Rows
+    that differ only in ``epochs`` are trained as one run, each saved at its epoch
+    (:func:`labelfree.zoo.train.train_family`: the same weights as training it alone).
     """
     if len(rows) != len(out_dirs):
         raise ValueError(f"zoo {zoo}: {len(rows)} rows but {len(out_dirs)} output directories")
@@ -47,39 +55,55 @@ def train_local_zoo(
         "zoo %s: %d local models on %s (%d train / %d val images, %d classes, %s)",
         zoo, len(rows), train_path, len(tr), len(va), num_classes, dev,
     )
-    total_epochs = int(sum(int(r["epochs"]) for r in rows))
-    metas = []
+    recipes = [TrainSpec.from_row(row) for row in rows]
+    # rows that differ only in `epochs` are checkpoints of one run: train it once
+    families: dict[TrainSpec, list[int]] = {}
+    for i, recipe in enumerate(recipes):
+        families.setdefault(epoch_family(recipe), []).append(i)
+    total_epochs = sum(max(recipes[i].epochs for i in idx) for idx in families.values())
+    metas: list[dict[str, Any]] = [{} for _ in rows]
     with progress(
         total=total_epochs, desc=f"train {zoo}", unit="epoch", file=progress_file
     ) as bar:
-        for row, out in zip(rows, out_dirs, strict=True):
-            recipe = TrainSpec.from_row(row)
-            bar.set_description(f"train {zoo}/{row['model']}")
-            res = train_model(
-                recipe, x_tr, y_tr, x_va, y_va, num_classes=num_classes, device=dev, progress=bar
+        for family, idx in families.items():
+            longest = max(idx, key=lambda i: recipes[i].epochs)
+            bar.set_description(f"train {zoo}/{rows[longest]['model']}")
+            runs = train_family(
+                [recipes[i].epochs for i in idx], family, x_tr, y_tr, x_va, y_va,
+                num_classes=num_classes, device=dev, progress=bar,
             )
-            meta = {
-                "model": row["model"],
-                "zoo": zoo,
-                **res.meta,
-                "train_data": {
-                    "path": str(train_path),
-                    "n_train": int(len(tr)),
-                    "n_val": int(len(va)),
-                    "val_fraction": float(val_fraction),
-                    "val_seed": int(derive_seed(base_seed, zoo, "val")),
-                },
-            }
-            meta = save_model(out, res.model, meta)
-            log.info(
-                "%s: val_accuracy=%s params=%d time=%.2fs",
-                row["model"],
-                "n/a" if meta["val_accuracy"] is None else f"{meta['val_accuracy']:.4f}",
-                meta["params"],
-                meta["train_time_s"],
-            )
-            metas.append(meta)
+            for i in idx:
+                metas[i] = _save_trained(zoo, rows[i], out_dirs[i], runs[recipes[i].epochs],
+                                         train_path, len(tr), len(va), val_fraction, base_seed)
     return metas
+
+
+def _save_trained(
+    zoo: str, row: dict[str, Any], out: str | Path, res: TrainResult, train_path: str | Path,
+    n_train: int, n_val: int, val_fraction: float, base_seed: int,
+) -> dict[str, Any]:
+    """Write one trained model and its meta.json (with the zoo's training data); return the meta."""
+    meta = {
+        "model": row["model"],
+        "zoo": zoo,
+        **res.meta,
+        "train_data": {
+            "path": str(train_path),
+            "n_train": int(n_train),
+            "n_val": int(n_val),
+            "val_fraction": float(val_fraction),
+            "val_seed": int(derive_seed(base_seed, zoo, "val")),
+        },
+    }
+    meta = save_model(out, res.model, meta)
+    log.info(
+        "%s: val_accuracy=%s params=%d time=%.2fs",
+        row["model"],
+        "n/a" if meta["val_accuracy"] is None else f"{meta['val_accuracy']:.4f}",
+        meta["params"],
+        meta["train_time_s"],
+    )
+    return meta
 
 
 def build_bundle(

@@ -19,11 +19,12 @@ the true labels (``val_accuracy``) and against the mapped ones (``val_accuracy_m
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import os
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -251,8 +252,60 @@ def train_model(
     ``on_epoch_end(epoch, model, stats)`` is called after every epoch (per-epoch checkpoints of
     the metamorphic paper's RQ6); ``progress`` is an optional tqdm bar updated once per epoch.
     Returns the model in eval mode on the CPU and its metadata. Deterministic for given seeds.
-    About 80 lines: one generator draws the training subset, then each epoch's order, so its
-    draws stay visible in one function.
+    """
+    return _train(recipe, (recipe.epochs,), x, y, x_val, y_val, num_classes, device,
+                  on_epoch_end, progress)[recipe.epochs]
+
+
+def epoch_family(recipe: TrainSpec) -> TrainSpec:
+    """What a recipe's training run is apart from its length: recipes with the same family are
+    the per-epoch checkpoints of one run (:func:`train_family`)."""
+    return replace(recipe, epochs=0)
+
+
+def train_family(
+    epochs: Sequence[int],
+    recipe: TrainSpec,
+    x: np.ndarray,
+    y: np.ndarray,
+    x_val: np.ndarray | None = None,
+    y_val: np.ndarray | None = None,
+    num_classes: int | None = None,
+    device: str | torch.device = "cpu",
+    progress: Any = None,
+) -> dict[int, TrainResult]:
+    """Every ``replace(recipe, epochs=e)`` for e in ``epochs`` from one run of ``max(epochs)``
+    epochs: {e: what :func:`train_model` returns for that recipe}, bit for bit.
+
+    The first e epochs of a run do not depend on its length (one generator draws the subset,
+    then each epoch's order; the optimisers keep no schedule over the run), so the model after
+    epoch e of the longest run is the e-epoch model, and its metadata is that model's
+    (``train_time_s`` aside: the time to that epoch). ``progress`` advances once per epoch run.
+    """
+    stops = tuple(sorted(set(int(e) for e in epochs)))
+    if not stops:
+        return {}
+    return _train(replace(recipe, epochs=stops[-1]), stops, x, y, x_val, y_val, num_classes,
+                  device, None, progress)
+
+
+def _train(
+    recipe: TrainSpec,
+    stops: Sequence[int],
+    x: np.ndarray,
+    y: np.ndarray,
+    x_val: np.ndarray | None,
+    y_val: np.ndarray | None,
+    num_classes: int | None,
+    device: str | torch.device,
+    on_epoch_end: Callable[[int, nn.Module, dict[str, float]], None] | None,
+    progress: Any,
+) -> dict[int, TrainResult]:
+    """Train ``recipe`` (``recipe.epochs`` = the last of ``stops``) and return the model and
+    metadata after each epoch count in ``stops`` (0: the initial model). The model after an
+    earlier stop is a copy taken at the end of that epoch; its validation runs after the loop,
+    as the last one's does. About 90 lines: one generator draws the training subset, then each
+    epoch's order, so its draws stay visible in one function.
     """
     _check_recipe(recipe)
     multi = y.ndim == 2
@@ -282,9 +335,13 @@ def train_model(
     order_hash = ""
     loss_sum = torch.zeros((), device=dev)
     stats: dict[str, float] = {"loss": float("nan")}
+    # epochs -> (model, final loss, seconds, first epoch's order hash) at that stop
+    taken: dict[int, tuple[nn.Module, float, float, str]] = {}
     t0 = time.perf_counter()
     with deterministic(dev):
         for epoch in range(recipe.epochs):
+            if epoch in stops:
+                taken[epoch] = (_copy(model), stats["loss"], time.perf_counter() - t0, order_hash)
             perm = gen.permutation(n_use)
             if epoch == 0:
                 order_hash = hashlib.sha256(subset[perm].astype(np.int64).tobytes()).hexdigest()[:16]
@@ -300,30 +357,42 @@ def train_model(
             if progress is not None:
                 progress.set_postfix(loss=f"{stats['loss']:.3f}", refresh=False)
                 progress.update(1)
-    train_time = time.perf_counter() - t0
-    model.eval()
-    val_acc, val_acc_mapped = _final_validation(model, x_val, y_val, mapping, recipe, dev)
-    model.cpu()
-    meta: dict[str, Any] = {
-        **asdict(recipe),
-        "batch_seed": recipe.data_seed,
-        "label_map_dict": {str(k): v for k, v in mapping.items()},
-        "source": "local",
-        "family": "local",
-        "task": "multi" if multi else "single",
-        "num_classes": num_classes,
-        "input_shape": list(in_shape),
-        "n_train_used": n_use,
-        "val_accuracy": val_acc,
-        "val_accuracy_mapped": val_acc_mapped,
-        "final_train_loss": stats["loss"],
-        "train_time_s": round(train_time, 3),
-        "train_device": dev.type,
-        "init_sha256": init_hash,
-        "batch_order_sha256": order_hash,
-        "torch_version": torch.__version__,
-    }
-    return TrainResult(model=model, meta=meta)
+    taken[recipe.epochs] = (model, stats["loss"], time.perf_counter() - t0, order_hash)
+    out = {}
+    for epochs in stops:
+        net, loss, train_time, order = taken[epochs]
+        net.eval()
+        val_acc, val_acc_mapped = _final_validation(net, x_val, y_val, mapping, recipe, dev)
+        net.cpu()
+        meta: dict[str, Any] = {
+            **asdict(replace(recipe, epochs=epochs)),
+            "batch_seed": recipe.data_seed,
+            "label_map_dict": {str(k): v for k, v in mapping.items()},
+            "source": "local",
+            "family": "local",
+            "task": "multi" if multi else "single",
+            "num_classes": num_classes,
+            "input_shape": list(in_shape),
+            "n_train_used": n_use,
+            "val_accuracy": val_acc,
+            "val_accuracy_mapped": val_acc_mapped,
+            "final_train_loss": loss,
+            "train_time_s": round(train_time, 3),
+            "train_device": dev.type,
+            "init_sha256": init_hash,
+            "batch_order_sha256": order,
+            "torch_version": torch.__version__,
+        }
+        out[epochs] = TrainResult(model=net, meta=meta)
+    return out
+
+
+def _copy(model: nn.Module) -> nn.Module:
+    """A copy of ``model`` as it is now (parameters and buffers; no gradients), on its device."""
+    net = copy.deepcopy(model)
+    for p in net.parameters():
+        p.grad = None
+    return net
 
 
 @torch.inference_mode()
