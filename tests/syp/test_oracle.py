@@ -271,9 +271,38 @@ def test_stacked_training_equals_the_plain_recipe(arch):
 
 
 def test_stack_refuses_mixed_shapes():
-    """Only iterations, learning rate and loss adjustment may differ within a stack."""
+    """Only iterations, learning rate and loss adjustment may differ within a stack, and the width
+    only for ORA-A without dropout (padding would change the dropout draws)."""
     x, c, g = _toy()
     with pytest.raises(ValueError, match="differ beyond"):
-        orc.train_oracles(x, c, g, [OracleConfig(), OracleConfig(expand=4)], [0, 0])
+        orc.train_oracles(
+            x, c, g, [OracleConfig(arch="B"), OracleConfig(arch="B", expand=4)], [0, 0]
+        )
+    with pytest.raises(ValueError, match="differ beyond"):
+        drop = OracleConfig(dropout=0.1)
+        orc.train_oracles(x, c, g, [drop, replace(drop, expand=4)], [0, 0])
     with pytest.raises(ValueError, match="differ beyond"):
         orc.train_oracles(x, c, g, [OracleConfig(), OracleConfig(arch="B")], [0, 0])
+
+
+def test_padded_stack_equals_the_plain_recipe():
+    """ORA-A runs of different indicator counts and widths (Tables 3-4) share one zero-padded
+    stack; each still gets the plain loop's weights, and its padded units stay exactly zero inside
+    the stack (a padded unit that learnt would change the narrower model's function)."""
+    x, c, g = _low_acc_toy()
+    cols = [[0], [0, 1], [0, 1, 2, 3, 4, 5]]
+    cfgs = [
+        OracleConfig(passes=3),
+        OracleConfig(passes=3, loss_adjust=True),
+        OracleConfig(passes=2, expand=4),
+    ]
+    xs = [np.ascontiguousarray(x[:, k]) for k in cols]
+    stacked = orc.train_oracles(xs, c, g, cfgs, [5, 5, 6], threads=1)
+    for xk, cfg, seed, res in zip(xs, cfgs, [5, 5, 6], stacked, strict=True):
+        ref = _reference_training(xk, c, g, cfg, seed).state_dict()
+        got = res.model.state_dict()
+        assert got["net.0.weight"].shape == (len(xk[0]) * cfg.expand, len(xk[0]))
+        for k in ref:
+            torch.testing.assert_close(got[k], ref[k], rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError, match="widths"):
+        orc.train_oracles(xs[:2], c, g, [OracleConfig(arch="B")] * 2, [0, 1])

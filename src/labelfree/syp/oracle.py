@@ -193,9 +193,24 @@ class TrainResult:
 STACK_FREE = ("passes", "lr", "loss_adjust")
 
 
+def dropout_p(cfg: OracleConfig) -> float:
+    """The oracle's dropout probability: ``cfg.dropout``, else 0 for ORA-A and 0.1 for ORA-B."""
+    if cfg.dropout is not None:
+        return float(cfg.dropout)
+    return 0.0 if cfg.arch == "A" else 0.1
+
+
+def paddable(cfg: OracleConfig) -> bool:
+    """ORA-A without dropout: narrower oracles (fewer indicators, smaller ``expand``) can share a
+    stack, zero-padded to the widest (:func:`_stacked`)."""
+    return cfg.arch == "A" and dropout_p(cfg) == 0.0
+
+
 def stack_key(cfg: OracleConfig) -> OracleConfig:
-    """What oracles trained together in one stack must share: ``cfg`` without :data:`STACK_FREE`."""
-    return replace(cfg, passes=0.0, lr=None, loss_adjust=False)
+    """What oracles trained together in one stack must share: ``cfg`` without :data:`STACK_FREE`
+    (and without ``expand`` where :func:`paddable`)."""
+    out = replace(cfg, passes=0.0, lr=None, loss_adjust=False)
+    return replace(out, expand=0) if paddable(cfg) else out
 
 
 def low_accuracy_batches(c: np.ndarray, groups: np.ndarray, low_acc: float) -> np.ndarray:
@@ -210,14 +225,20 @@ def low_accuracy_batches(c: np.ndarray, groups: np.ndarray, low_acc: float) -> n
 
 
 def _stacked(models: Sequence[nn.Module]) -> dict[str, torch.Tensor]:
-    """The parameters of K same-shaped oracles as leaf tensors with a leading model axis: linear
-    weights transposed to (K, in, out), biases as (K, 1, out), so ``baddbmm(b, h, w)`` is
-    ``nn.Linear`` applied to every model's rows at once."""
+    """The parameters of K oracles of one architecture as leaf tensors with a leading model axis:
+    linear weights transposed to (K, in, out), biases as (K, 1, out), so ``baddbmm(b, h, w)`` is
+    ``nn.Linear`` applied to every model's rows at once. Narrower models are zero-padded to the
+    widest: a padded unit has zero weights in and out, so its output (GELU(0) = 0), its gradients
+    and hence its weights stay exactly zero, and the model computes what it computes alone."""
     out = {}
     for name, _ in models[0].named_parameters():
         ts = [m.get_parameter(name).detach() for m in models]
-        t = torch.stack([u.T if u.ndim == 2 else u.unsqueeze(0) for u in ts])
-        out[name] = t.contiguous().requires_grad_()
+        ts = [u.T if u.ndim == 2 else u.unsqueeze(0) for u in ts]
+        shape = [max(u.shape[d] for u in ts) for d in range(2)]
+        t = torch.zeros((len(ts), *shape))
+        for k, u in enumerate(ts):
+            t[k, : u.shape[0], : u.shape[1]] = u
+        out[name] = t.requires_grad_()
     return out
 
 
@@ -226,7 +247,10 @@ def _unstack(params: Mapping[str, torch.Tensor], k: int, model: nn.Module) -> nn
     with torch.no_grad():
         for name, t in params.items():
             p = model.get_parameter(name)
-            p.copy_(t[k].T if p.ndim == 2 else t[k, 0])
+            if p.ndim == 2:
+                p.copy_(t[k, : p.shape[1], : p.shape[0]].T)
+            else:
+                p.copy_(t[k, 0, : p.shape[0]])
     return model
 
 
@@ -293,10 +317,11 @@ def train_oracles(
     threads: int | None = None,
 ) -> list[TrainResult]:
     """Train K oracles on the same rows at once (docs/syp.md, reading R7), oracle k from ``cfgs[k]``
-    and ``seeds[k]``; the configurations may differ only in :data:`STACK_FREE`.
+    and ``seeds[k]``; the configurations may differ only in :data:`STACK_FREE` (:func:`stack_key`).
 
-    ``x`` (R, F) normalised indicators, or (K, R, F) one input per oracle (e.g. with and without
-    normalisation), ``c`` (R,) 0/1 correctness, ``groups`` (R,) meta-set id 0..M-1 with rows of a
+    ``x`` (R, F) normalised indicators, or K such arrays, one per oracle (e.g. with and without
+    normalisation; ORA-A without dropout also with different indicator counts and widths,
+    zero-padded to the widest, :func:`_stacked`), ``c`` (R,) 0/1 correctness, ``groups`` (R,) meta-set id 0..M-1 with rows of a
     set contiguous. Oracle k runs ``iters_k = round(passes_k * M)``
     iterations; iteration ``i`` uses the whole meta-set ``i mod M`` as its batch (no shuffling).
     The K models are stacked along a leading axis (batched matrix products) and each one's loss,
@@ -313,11 +338,19 @@ def train_oracles(
     cfg0 = cfgs[0]
     if threads:
         torch.set_num_threads(threads)
-    xt = torch.as_tensor(np.asarray(x, dtype=np.float32))
-    if xt.ndim == 2:
-        xt = xt.expand(len(cfgs), *xt.shape)
-    if xt.ndim != 3 or len(xt) != len(cfgs):
-        raise ValueError(f"train_oracles: x of shape {tuple(x.shape)} for {len(cfgs)} oracles")
+    if isinstance(x, np.ndarray) and x.ndim == 2:
+        x = [x] * len(cfgs)
+    xs = [np.asarray(u, dtype=np.float32) for u in x]
+    if len(xs) != len(cfgs) or any(u.ndim != 2 or len(u) != len(xs[0]) for u in xs):
+        raise ValueError(
+            f"train_oracles: x does not give (R, F) rows for each of {len(cfgs)} oracles"
+        )
+    widths = {(u.shape[1], cf.expand) for u, cf in zip(xs, cfgs, strict=True)}
+    if len(widths) > 1 and not paddable(cfg0):
+        raise ValueError(f"train_oracles: widths (features, expand) {sorted(widths)} differ")
+    xt = torch.zeros((len(xs), len(xs[0]), max(u.shape[1] for u in xs)))
+    for k, u in enumerate(xs):
+        xt[k, :, : u.shape[1]] = torch.as_tensor(u)  # padded columns meet zero weights
     g = np.asarray(groups, dtype=np.int64)
     if len(g) != xt.shape[1] or len(c) != xt.shape[1]:
         raise ValueError(f"train_oracle: rows x={xt.shape[1]}, c={len(c)}, groups={len(g)} differ")
@@ -327,13 +360,13 @@ def train_oracles(
     bounds = np.searchsorted(g, np.arange(n_sets + 1))
     iters = [max(1, int(round(cf.passes * n_sets))) for cf in cfgs]
     models, gens = [], []
-    for cf, seed in zip(cfgs, seeds, strict=True):
+    for k, (cf, seed) in enumerate(zip(cfgs, seeds, strict=True)):
         torch.manual_seed(seed)
-        models.append(build_oracle(cf.arch, xt.shape[2], cf.expand, cf.dropout, cf.ora_a_init))
+        models.append(build_oracle(cf.arch, xs[k].shape[1], cf.expand, cf.dropout, cf.ora_a_init))
         gen = torch.Generator()
         gen.set_state(torch.get_rng_state())  # dropout draws continue the seeded stream
         gens.append(gen)
-    p_drop = float(cfg0.dropout) if cfg0.dropout is not None else (0.0 if cfg0.arch == "A" else 0.1)
+    p_drop = dropout_p(cfg0)
     heads = models[0].attn1.heads if cfg0.arch == "B" else 0
     params = _stacked(models)
     wd = {

@@ -244,7 +244,8 @@ def run_variants(
 
     Runs that differ only in iterations, learning rate, loss adjustment, normalisation or seed,
     with the same architecture, width and indicator count, train together as one stack
-    (:func:`labelfree.syp.oracle.train_oracles`; each run gets the weights it would get alone). A
+    (:func:`labelfree.syp.oracle.train_oracles`; each run gets the weights it would get alone);
+    ORA-A runs without dropout of narrower widths (Tables 3-4) share one zero-padded stack. A
     loss-adjusted run whose adjustment never fires (no meta-set's accuracy below the threshold)
     is the unadjusted run with the same seed and is trained once.
     Validation labels are never seen here: only meta-set rows train the oracle.
@@ -255,6 +256,7 @@ def run_variants(
     from labelfree.syp.oracle import (
         count_parameters,
         low_accuracy_batches,
+        paddable,
         predict_scores,
         stack_key,
         train_oracles,
@@ -292,15 +294,22 @@ def run_variants(
     for v in variants:
         for seed in seeds:
             runs.setdefault((effective(v), seed), []).append((v.name, seed))
-    stacks: dict[tuple, list[tuple]] = {}
+    # stacks: runs of one stack_key; ORA-A without dropout pads narrower runs, so its widest runs
+    # (width = indicators x expand) form one stack and the narrower ones another
+    by_key: dict[tuple, list[tuple]] = {}
     for key in runs:
         (cols, _, _, o), _ = key
-        stacks.setdefault((len(cols), stack_key(o)), []).append(key)
+        by_key.setdefault((stack_key(o), 0 if paddable(o) else len(cols)), []).append(key)
+    stacks: list[list[tuple]] = []
+    for keys in by_key.values():
+        width = [len(k[0][0]) * k[0][3].expand for k in keys]
+        wide = [k for k, w in zip(keys, width, strict=True) if w == max(width)]
+        stacks += [wide] + ([narrow] if (narrow := [k for k in keys if k not in wide]) else [])
     trained: dict[tuple[str, int], tuple] = {}
-    for keys in stacks.values():
+    for keys in stacks:
         first = [runs[k][0][0] for k in keys]
         out = train_oracles(
-            np.stack([x_tr[name] for name in first]),
+            [x_tr[name] for name in first],
             c_tr,
             g_tr,
             [k[0][3] for k in keys],
