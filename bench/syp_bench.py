@@ -8,7 +8,7 @@
    meta-set per batch, every oracle variant of Tables 1-5, every seed): one classifier's oracles
    one at a time through the plain loop vs the library's stacks, interleaved, wall and CPU seconds.
 
-Options: ``--config PATH --rows N --threads T --skip-oracle --passes P`` (P passes instead of the
+Options: ``--config PATH --rows N --threads T --skip-indicators --skip-oracle --passes P`` (P passes instead of the
 config's, Figure 10's iteration grid scaled alike, for a shorter run).
 """
 
@@ -211,12 +211,14 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=449, help="rows per meta-set (source split size)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--skip-oracle", action="store_true")
+    ap.add_argument("--skip-indicators", action="store_true")
     ap.add_argument(
         "--passes", type=float, default=None, help="passes instead of the config's (scaled grid)"
     )
     args = ap.parse_args()
     cfg = default_syp_config(args.config)
-    bench_indicators(int(cfg["meta_sets"]["count"]), args.rows)
+    if not args.skip_indicators:
+        bench_indicators(int(cfg["meta_sets"]["count"]), args.rows)
     if not args.skip_oracle:
         bench_oracle(cfg, args.rows, args.threads, args.passes)
 
