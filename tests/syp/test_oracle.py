@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -81,29 +83,27 @@ def _toy(sets=6, n=30, seed=0):
 
 
 def test_iteration_consumes_meta_set_i_mod_m(monkeypatch):
-    """Check 12: iteration i uses exactly meta-set i mod M as its batch."""
+    """Check 12: iteration i uses exactly meta-set i mod M as its batch, for every oracle of a
+    stack; a shorter oracle leaves the stack after its own iterations."""
     x, c, g = _toy(sets=4, n=7)
     x[:, 5] = g  # tag rows by set
-    seen = []
-    real = orc.weighted_mse
-
-    def spy(q, cb, *a, **k):
-        seen.append(len(cb))
-        return real(q, cb, *a, **k)
-
     batches = []
-    orig_forward = orc.OracleA.forward
+    real = orc._forward_a
 
-    def fwd(self, xb):
-        batches.append(np.unique(xb[:, 5].numpy()).tolist())
-        return orig_forward(self, xb)
+    def spy(params, xk, *a, **k):
+        batches.append([np.unique(xk[j, :, 5].numpy()).tolist() for j in range(len(xk))])
+        return real(params, xk, *a, **k)
 
-    monkeypatch.setattr(orc, "weighted_mse", spy)
-    monkeypatch.setattr(orc.OracleA, "forward", fwd)
+    monkeypatch.setattr(orc, "_forward_a", spy)
     res = orc.train_oracle(x, c, g, OracleConfig(passes=2.5), seed=0)
-    assert res.iters == 10
-    assert batches == [[float(i % 4)] for i in range(10)]
-    assert seen == [7] * 10
+    assert res.iters == 10 and len(res.losses) == 10
+    assert batches == [[[float(i % 4)]] for i in range(10)]
+    batches.clear()
+    short, long = orc.train_oracles(
+        x, c, g, [OracleConfig(passes=1), OracleConfig(passes=2.5)], [0, 0]
+    )
+    assert (short.iters, long.iters) == (4, 10)
+    assert batches == [[[float(i % 4)]] * (2 if i < 4 else 1) for i in range(10)]
 
 
 def test_fixed_seed_gives_identical_weights():
@@ -186,7 +186,9 @@ def test_ora_a_init_switch():
     authors' code); anything else is refused; ORA-B keeps its truncated-normal init either way."""
     torch.manual_seed(0)
     a = orc.build_oracle("A", 6, 8, ora_a_init="he")
-    assert all(torch.count_nonzero(m.bias) == 0 for m in a.modules() if isinstance(m, torch.nn.Linear))
+    assert all(
+        torch.count_nonzero(m.bias) == 0 for m in a.modules() if isinstance(m, torch.nn.Linear)
+    )
     w = a.net[2].weight
     assert w.std().item() == pytest.approx((2 / w.shape[1]) ** 0.5, rel=0.15)
     torch.manual_seed(0)
@@ -199,3 +201,108 @@ def test_ora_a_init_switch():
     torch.manual_seed(0)
     b2 = orc.build_oracle("B", 6, 8, ora_a_init="torch").state_dict()
     assert all(torch.equal(b1[k], b2[k]) for k in b1)
+
+
+def _reference_training(x, c, g, cfg: OracleConfig, seed: int):
+    """The plain recipe of reading R7, one oracle at a time: the nn.Module oracle, weighted_mse,
+    torch.optim.SGD (momentum, weight decay, bias exemption) and the polynomial decay."""
+    n_sets = int(g.max()) + 1
+    torch.manual_seed(seed)
+    model = orc.build_oracle(cfg.arch, x.shape[1], cfg.expand, cfg.dropout, cfg.ora_a_init)
+    decay = [p for n, p in model.named_parameters() if cfg.decay_bias or not n.endswith("bias")]
+    rest = [p for n, p in model.named_parameters() if not cfg.decay_bias and n.endswith("bias")]
+    opt = torch.optim.SGD(
+        [
+            {"params": decay, "weight_decay": cfg.weight_decay},
+            {"params": rest, "weight_decay": 0.0},
+        ],
+        lr=cfg.base_lr,
+        momentum=cfg.momentum,
+    )
+    iters = int(round(cfg.passes * n_sets))
+    model.train()
+    for i in range(iters):
+        for pg in opt.param_groups:
+            pg["lr"] = orc.poly_lr(cfg.base_lr, i, iters, cfg.poly_power)
+        rows = g == i % n_sets
+        q = model(torch.as_tensor(x[rows]))
+        loss = orc.weighted_mse(q, torch.as_tensor(c[rows]), cfg.loss_adjust)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return model.eval()
+
+
+def _low_acc_toy():
+    """Six sets, two of them with fewer than 30 % positives (the loss adjustment fires there)."""
+    x, c, g = _toy(sets=6, n=30)
+    c[g == 1] = (np.arange(30) % 5 == 0).astype(np.float32)  # 20 % positives
+    c[g == 4] = (np.arange(30) % 4 == 0).astype(np.float32)  # 26.7 %
+    return x, c, g
+
+
+@pytest.mark.parametrize("arch", ["A", "B"])
+def test_stacked_training_equals_the_plain_recipe(arch):
+    """Reading R7: each oracle of a stack (different iterations, learning rates, loss adjustment,
+    bias decay, seeds; ORA-B with its dropout) gets the weights of the plain one-at-a-time loop,
+    up to float summation order. Fails on any cross-talk between stacked oracles (a shared loss
+    mean, momentum or learning rate), a wrong SGD step, a wrong dropout stream, or an oracle that
+    does not leave the stack at its own iteration count."""
+    x, c, g = _low_acc_toy()
+    assert orc.low_accuracy_batches(c, g, 0.3).tolist() == [0, 1, 0, 0, 1, 0]
+    base = OracleConfig(arch=arch, decay_bias=False)
+    cfgs = [
+        replace(base, passes=4),
+        replace(base, passes=2.5, lr=0.2),
+        replace(base, passes=4, loss_adjust=True),
+        replace(base, passes=4),
+    ]
+    seeds = [3, 3, 3, 4]
+    stacked = orc.train_oracles(x, c, g, cfgs, seeds, threads=1)
+    for cfg, seed, res in zip(cfgs, seeds, stacked, strict=True):
+        ref = _reference_training(x, c, g, cfg, seed).state_dict()
+        got = res.model.state_dict()
+        assert res.iters == int(round(cfg.passes * 6))
+        for k in ref:
+            torch.testing.assert_close(got[k], ref[k], rtol=1e-4, atol=1e-6)
+    w = [r.model.state_dict()["head.weight" if arch == "B" else "net.11.weight"] for r in stacked]
+    assert not torch.allclose(w[0], w[2], atol=1e-4)  # the adjustment fired and changed the run
+    assert not torch.allclose(w[0], w[3], atol=1e-4)
+
+
+def test_stack_refuses_mixed_shapes():
+    """Only iterations, learning rate and loss adjustment may differ within a stack, and the width
+    only for ORA-A without dropout (padding would change the dropout draws)."""
+    x, c, g = _toy()
+    with pytest.raises(ValueError, match="differ beyond"):
+        orc.train_oracles(
+            x, c, g, [OracleConfig(arch="B"), OracleConfig(arch="B", expand=4)], [0, 0]
+        )
+    with pytest.raises(ValueError, match="differ beyond"):
+        drop = OracleConfig(dropout=0.1)
+        orc.train_oracles(x, c, g, [drop, replace(drop, expand=4)], [0, 0])
+    with pytest.raises(ValueError, match="differ beyond"):
+        orc.train_oracles(x, c, g, [OracleConfig(), OracleConfig(arch="B")], [0, 0])
+
+
+def test_padded_stack_equals_the_plain_recipe():
+    """ORA-A runs of different indicator counts and widths (Tables 3-4) share one zero-padded
+    stack; each still gets the plain loop's weights, and its padded units stay exactly zero inside
+    the stack (a padded unit that learnt would change the narrower model's function)."""
+    x, c, g = _low_acc_toy()
+    cols = [[0], [0, 1], [0, 1, 2, 3, 4, 5]]
+    cfgs = [
+        OracleConfig(passes=3),
+        OracleConfig(passes=3, loss_adjust=True),
+        OracleConfig(passes=2, expand=4),
+    ]
+    xs = [np.ascontiguousarray(x[:, k]) for k in cols]
+    stacked = orc.train_oracles(xs, c, g, cfgs, [5, 5, 6], threads=1)
+    for xk, cfg, seed, res in zip(xs, cfgs, [5, 5, 6], stacked, strict=True):
+        ref = _reference_training(xk, c, g, cfg, seed).state_dict()
+        got = res.model.state_dict()
+        assert got["net.0.weight"].shape == (len(xk[0]) * cfg.expand, len(xk[0]))
+        for k in ref:
+            torch.testing.assert_close(got[k], ref[k], rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError, match="widths"):
+        orc.train_oracles(xs[:2], c, g, [OracleConfig(arch="B")] * 2, [0, 1])

@@ -3,6 +3,8 @@ per-classifier pipeline and the experiment tables on a tiny synthetic problem.""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import scipy.stats
@@ -23,6 +25,7 @@ from labelfree.syp.run import (
     build_indicator_table,
     build_variant,
     run_variant,
+    run_variants,
 )
 
 
@@ -83,8 +86,11 @@ def test_validation_sets_plan_and_corruptions():
     # each corruption name gives its own images (a name -> function mix-up would repeat one);
     # on full-range random pixels, since posterize and saturate agree on the near-binary bars
     xr = np.random.default_rng(1).integers(0, 256, x.shape).astype(np.uint8)
-    corrupted = [xs.tobytes() for xs, _, info in ms.build_validation_sets(xr, y, vplan, 0).values()
-                 if info["group"] == "corrupted"]
+    corrupted = [
+        xs.tobytes()
+        for xs, _, info in ms.build_validation_sets(xr, y, vplan, 0).values()
+        if info["group"] == "corrupted"
+    ]
     assert len(set(corrupted)) == 19
     for name, (xs, ys, info) in sets.items():
         assert xs.dtype == np.uint8 and xs.shape == x.shape and len(ys) == len(xs)
@@ -95,8 +101,9 @@ def test_validation_sets_plan_and_corruptions():
     # corrupted sets keep the holdout's labels; natural sets resample class priors (reading R11)
     assert all(np.array_equal(v[1], y) for v in sets.values() if v[2]["group"] == "corrupted")
     nat = [v[1] for v in sets.values() if v[2]["group"] == "natural"]
-    assert len(nat) == 4 and any(not np.array_equal(np.bincount(n, minlength=4), [10] * 4)
-                                 for n in nat)
+    assert len(nat) == 4 and any(
+        not np.array_equal(np.bincount(n, minlength=4), [10] * 4) for n in nat
+    )
     # blur severity is monotone in the clean Laplacian variance
     blur = [
         ind
@@ -117,8 +124,9 @@ def test_rotations_blocks():
     np.testing.assert_array_equal(r[0], [[2, 4], [1, 3]])
     np.testing.assert_array_equal(r[2], [[4, 3], [2, 1]])
     np.testing.assert_array_equal(r[4], [[3, 1], [4, 2]])
-    np.testing.assert_array_equal(r[[1, 3, 5]], [[[6, 8], [5, 7]], [[8, 7], [6, 5]],
-                                                 [[7, 5], [8, 6]]])
+    np.testing.assert_array_equal(
+        r[[1, 3, 5]], [[[6, 8], [5, 7]], [[8, 7], [6, 5]], [[7, 5], [8, 6]]]
+    )
     big = _images(3)
     np.testing.assert_array_equal(ms.rotations(big)[3:6], big[:, ::-1, ::-1])
     with pytest.raises(ValueError, match="square"):
@@ -201,6 +209,49 @@ def test_indicator_table_and_variants():
     assert r1.params == 6241
 
 
+def test_variants_trained_together_equal_variants_trained_apart():
+    """run_variants stacks the runs of several variants (here: normalised and not, loss-adjusted
+    and not, two seeds) and scores every set once: each variant's scores equal its own
+    run_variant's. A loss adjustment that never fires reuses the unadjusted runs (same_as) and
+    gives identical scores; once one meta-set falls below 30 % accuracy it trains its own runs."""
+    from labelfree.syp.oracle import low_accuracy_batches
+
+    table = _synthetic_table()
+    base = OracleConfig(passes=2)
+    vs = [
+        Variant("a", oracle=base),
+        Variant("a_adj", oracle=replace(base, loss_adjust=True)),
+        Variant("raw", normalise=False, oracle=base),
+    ]
+    n_meta = table.kinds.count("meta")
+    meta_rows = slice(0, table.rows(n_meta - 1).stop)
+    for k in np.flatnonzero(
+        low_accuracy_batches(table.correct[meta_rows], table.set_id[meta_rows], 0.3)
+    ):
+        table.correct[table.rows(int(k))] = (
+            1.0  # no meta-set below 30 %: the adjustment never fires
+        )
+    assert not low_accuracy_batches(table.correct[meta_rows], table.set_id[meta_rows], 0.3).any()
+    together = run_variants(table, vs, [0, 1], threads=1)
+    assert together["a_adj"].same_as == ["a"] and together["a"].same_as == []
+    for v in vs:
+        apart = run_variant(table, v, [0, 1], threads=1)
+        for s in range(2):
+            for name in table.sets:
+                np.testing.assert_allclose(
+                    together[v.name].q[s][name], apart.q[s][name], rtol=0, atol=1e-5
+                )
+    for s in range(2):
+        for name in table.sets:
+            np.testing.assert_array_equal(together["a"].q[s][name], together["a_adj"].q[s][name])
+    r0 = table.rows(0)  # meta-set 0 at 20 % accuracy: the adjustment fires there
+    table.correct[r0] = (np.arange(r0.stop - r0.start) % 5 == 0).astype(table.correct.dtype)
+    fired = run_variants(table, vs[:2], [0], threads=1)
+    assert fired["a_adj"].same_as == []
+    diff = np.abs(fired["a"].q[0][table.sets[0]] - fired["a_adj"].q[0][table.sets[0]])
+    assert diff.max() > 1e-3
+
+
 def test_tables_on_synthetic_results():
     """Tables 1-5 and check 16 (constant-100 % predictor row = RMSE of 100 - true accuracy)."""
     table = _synthetic_table()
@@ -244,13 +295,19 @@ def test_tables_on_synthetic_results():
     # "with normalisation" and Table 2's first row are Table 1's ORA-A; the other rows come from
     # their own variant's scores (recomputed here through tau selection on the validation sets)
     ora_a = t1.loc[t1["method"] == "SYP (ORA-A)", "rmse_overall"].item()
-    t3 = rep.table3(results, agg, cfg["tables"]["indicator_ablation"], groups).set_index("indicators")
+    t3 = rep.table3(results, agg, cfg["tables"]["indicator_ablation"], groups).set_index(
+        "indicators"
+    )
     t4 = rep.table4(results, agg, [4, 8], 8, {}).set_index("r")
     t2 = rep.table2(results, agg).set_index("configuration")
     assert list(t3.index) == ["H", "all six"] and list(t4.index) == [4, 8]
     with_norm = t5.loc[t5["setting"] == "with normalisation", "rmse"].item()
-    for v in (t3.loc["all six", "rmse"], t4.loc[8, "rmse"], with_norm,
-              t2.loc["Six indicators + ORA-A", "rmse_val"]):
+    for v in (
+        t3.loc["all six", "rmse"],
+        t4.loc[8, "rmse"],
+        with_norm,
+        t2.loc["Six indicators + ORA-A", "rmse_val"],
+    ):
         assert v == pytest.approx(ora_a, rel=1e-12)
     val = results[0].val_sets()
 
@@ -262,7 +319,8 @@ def test_tables_on_synthetic_results():
     assert t4.loc[4, "rmse"] == pytest.approx(own("r4"), rel=1e-12)
     assert t2.loc["+ Loss adjustment", "rmse_val"] == pytest.approx(own("ora_a_adj"), rel=1e-12)
     assert t5.loc[t5["setting"] == "without normalisation", "rmse"].item() == pytest.approx(
-        own("no_norm"), rel=1e-12)
+        own("no_norm"), rel=1e-12
+    )
 
 
 def test_check_config_names_the_key_at_fault():
@@ -329,5 +387,7 @@ def test_collapse_check_fails_on_a_collapsed_oracle():
     spread, gap = rows_bad
     assert spread["value"] == 0.0 and "ind_h, seed 1" in spread["threshold"]
     assert gap["value"] == pytest.approx(0.0, abs=1e-12) and "ind_h, seed 1" in gap["threshold"]
-    (s_ok, g_ok), *_ = rep.collapse_stats(working.q["ora_a"], ["v0", "v1"], np.array([60.0, 90.0]), agg)
+    (s_ok, g_ok), *_ = rep.collapse_stats(
+        working.q["ora_a"], ["v0", "v1"], np.array([60.0, 90.0]), agg
+    )
     assert s_ok == pytest.approx(right.std()) and g_ok == pytest.approx(1.0)

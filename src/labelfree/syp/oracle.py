@@ -11,7 +11,8 @@ draw, as the authors' code, it can stay at the constant base-rate output for tho
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -179,10 +180,257 @@ def weighted_mse(
 
 @dataclass
 class TrainResult:
+    """One trained oracle. ``seconds``: wall time of the stack it was trained in
+    (:func:`train_oracles`) divided by the stack's size."""
+
     model: nn.Module
     iters: int
     seconds: float
     losses: np.ndarray = field(repr=False)
+
+
+#: OracleConfig fields that may differ between the oracles of one stack (:func:`train_oracles`).
+STACK_FREE = ("passes", "lr", "loss_adjust")
+
+
+def dropout_p(cfg: OracleConfig) -> float:
+    """The oracle's dropout probability: ``cfg.dropout``, else 0 for ORA-A and 0.1 for ORA-B."""
+    if cfg.dropout is not None:
+        return float(cfg.dropout)
+    return 0.0 if cfg.arch == "A" else 0.1
+
+
+def paddable(cfg: OracleConfig) -> bool:
+    """ORA-A without dropout: narrower oracles (fewer indicators, smaller ``expand``) can share a
+    stack, zero-padded to the widest (:func:`_stacked`)."""
+    return cfg.arch == "A" and dropout_p(cfg) == 0.0
+
+
+def stack_key(cfg: OracleConfig) -> OracleConfig:
+    """What oracles trained together in one stack must share: ``cfg`` without :data:`STACK_FREE`
+    (and without ``expand`` where :func:`paddable`)."""
+    out = replace(cfg, passes=0.0, lr=None, loss_adjust=False)
+    return replace(out, expand=0) if paddable(cfg) else out
+
+
+def low_accuracy_batches(c: np.ndarray, groups: np.ndarray, low_acc: float) -> np.ndarray:
+    """(M,) bool: meta-sets whose mean target is below ``low_acc``, where a loss-adjusted oracle
+    weights the positives (:func:`weighted_mse`, computed as there on the float32 batch)."""
+    ct = torch.as_tensor(np.asarray(c, dtype=np.float32))
+    g = np.asarray(groups, dtype=np.int64)
+    bounds = np.searchsorted(g, np.arange(int(g.max()) + 2))
+    return np.array(
+        [float(ct[bounds[k] : bounds[k + 1]].mean()) < low_acc for k in range(len(bounds) - 1)]
+    )
+
+
+def _stacked(models: Sequence[nn.Module]) -> dict[str, torch.Tensor]:
+    """The parameters of K oracles of one architecture as leaf tensors with a leading model axis:
+    linear weights transposed to (K, in, out), biases as (K, 1, out), so ``baddbmm(b, h, w)`` is
+    ``nn.Linear`` applied to every model's rows at once. Narrower models are zero-padded to the
+    widest: a padded unit has zero weights in and out, so its output (GELU(0) = 0), its gradients
+    and hence its weights stay exactly zero, and the model computes what it computes alone."""
+    out = {}
+    for name, _ in models[0].named_parameters():
+        ts = [m.get_parameter(name).detach() for m in models]
+        ts = [u.T if u.ndim == 2 else u.unsqueeze(0) for u in ts]
+        shape = [max(u.shape[d] for u in ts) for d in range(2)]
+        t = torch.zeros((len(ts), *shape))
+        for k, u in enumerate(ts):
+            t[k, : u.shape[0], : u.shape[1]] = u
+        out[name] = t.requires_grad_()
+    return out
+
+
+def _unstack(params: Mapping[str, torch.Tensor], k: int, model: nn.Module) -> nn.Module:
+    """Copy model ``k`` of a stack back into ``model`` (inverse of :func:`_stacked`)."""
+    with torch.no_grad():
+        for name, t in params.items():
+            p = model.get_parameter(name)
+            if p.ndim == 2:
+                p.copy_(t[k, : p.shape[1], : p.shape[0]].T)
+            else:
+                p.copy_(t[k, 0, : p.shape[0]])
+    return model
+
+
+class _Dropout:
+    """Dropout for a stack with one generator per model: model k's masks are the draws that
+    ``nn.functional.dropout`` (``bernoulli_(1 - p)``, scaled by ``1 / (1 - p)``) would make from
+    generator k, in the same order as the oracle's forward, whatever else is in the stack."""
+
+    def __init__(self, gens: list[torch.Generator]) -> None:
+        self.gens = gens
+
+    def mask(self, shape: tuple[int, ...], p: float) -> torch.Tensor:
+        noise = torch.empty((len(self.gens), *shape))
+        for k, g in enumerate(self.gens):
+            noise[k].bernoulli_(1.0 - p, generator=g)
+        return noise.div_(1.0 - p)
+
+    def __call__(self, h: torch.Tensor, p: float) -> torch.Tensor:
+        return h if p == 0.0 else h * self.mask(tuple(h.shape[1:]), p)
+
+
+def _linear(params: Mapping[str, torch.Tensor], name: str, h: torch.Tensor) -> torch.Tensor:
+    return torch.baddbmm(params[f"{name}.bias"], h, params[f"{name}.weight"])
+
+
+def _forward_a(
+    params: Mapping[str, torch.Tensor], x: torch.Tensor, drop: _Dropout, p: float
+) -> torch.Tensor:
+    """:class:`OracleA`'s forward on a stack: ``x`` (K, B, F) -> scores (K, B)."""
+    gelu = nn.functional.gelu
+    h = gelu(_linear(params, "net.0", x))
+    for name in ("net.2", "net.5", "net.8"):
+        h = drop(gelu(_linear(params, name, h)), p)
+    return torch.sigmoid(_linear(params, "net.11", h)).squeeze(-1)
+
+
+def _forward_b(
+    params: Mapping[str, torch.Tensor], x: torch.Tensor, drop: _Dropout, p: float, heads: int
+) -> torch.Tensor:
+    """:class:`OracleB`'s forward on a stack (sequence length 1: :class:`Attention`'s value-only
+    path), with its dropout draws in the same order: ``x`` (K, B, F) -> scores (K, B)."""
+    gelu = nn.functional.gelu
+    h = gelu(_linear(params, "embed.0", x))
+    k, b, m = h.shape
+    for i, (attn, mlp) in enumerate((("attn1", "mlp1"), ("attn2", "mlp2"))):
+        w, bias = params[f"{attn}.qkv.weight"], params[f"{attn}.qkv.bias"]
+        v = torch.baddbmm(bias[:, :, 2 * m :], h, w[:, :, 2 * m :])
+        v = v.reshape(k, b, heads, m // heads)
+        if p:
+            v = v * drop.mask((b, heads, 1), p)
+        h = h + drop(_linear(params, f"{attn}.proj", v.reshape(k, b, m)), p)
+        h = h + _linear(params, f"{mlp}.2", gelu(_linear(params, f"{mlp}.0", h)))
+        if i == 0:
+            h = drop(h, p)
+    return torch.sigmoid(_linear(params, "head", h)).squeeze(-1)
+
+
+def train_oracles(
+    x: np.ndarray,
+    c: np.ndarray,
+    groups: np.ndarray,
+    cfgs: Sequence[OracleConfig],
+    seeds: Sequence[int],
+    threads: int | None = None,
+) -> list[TrainResult]:
+    """Train K oracles on the same rows at once (docs/syp.md, reading R7), oracle k from ``cfgs[k]``
+    and ``seeds[k]``; the configurations may differ only in :data:`STACK_FREE` (:func:`stack_key`).
+
+    ``x`` (R, F) normalised indicators, or K such arrays, one per oracle (e.g. with and without
+    normalisation; ORA-A without dropout also with different indicator counts and widths,
+    zero-padded to the widest, :func:`_stacked`), ``c`` (R,) 0/1 correctness, ``groups`` (R,) meta-set id 0..M-1 with rows of a
+    set contiguous. Oracle k runs ``iters_k = round(passes_k * M)``
+    iterations; iteration ``i`` uses the whole meta-set ``i mod M`` as its batch (no shuffling).
+    The K models are stacked along a leading axis (batched matrix products) and each one's loss,
+    gradient, SGD step (momentum, weight decay, polynomial decay) and dropout draws are its own:
+    oracle k gets the weights it would get trained alone (same initial draw after
+    ``torch.manual_seed(seeds[k])``, same dropout masks), up to floating-point summation order.
+    A finished oracle leaves the stack. Deterministic for fixed seeds on CPU.
+    """
+    if len(cfgs) != len(seeds) or not cfgs:
+        raise ValueError(f"train_oracles: {len(cfgs)} configurations for {len(seeds)} seeds")
+    keys = {stack_key(cf) for cf in cfgs}
+    if len(keys) > 1:
+        raise ValueError(f"train_oracles: configurations differ beyond {STACK_FREE}: {keys}")
+    cfg0 = cfgs[0]
+    if threads:
+        torch.set_num_threads(threads)
+    if isinstance(x, np.ndarray) and x.ndim == 2:
+        x = [x] * len(cfgs)
+    xs = [np.asarray(u, dtype=np.float32) for u in x]
+    if len(xs) != len(cfgs) or any(u.ndim != 2 or len(u) != len(xs[0]) for u in xs):
+        raise ValueError(
+            f"train_oracles: x does not give (R, F) rows for each of {len(cfgs)} oracles"
+        )
+    widths = {(u.shape[1], cf.expand) for u, cf in zip(xs, cfgs, strict=True)}
+    if len(widths) > 1 and not paddable(cfg0):
+        raise ValueError(f"train_oracles: widths (features, expand) {sorted(widths)} differ")
+    xt = torch.zeros((len(xs), len(xs[0]), max(u.shape[1] for u in xs)))
+    for k, u in enumerate(xs):
+        xt[k, :, : u.shape[1]] = torch.as_tensor(u)  # padded columns meet zero weights
+    g = np.asarray(groups, dtype=np.int64)
+    if len(g) != xt.shape[1] or len(c) != xt.shape[1]:
+        raise ValueError(f"train_oracle: rows x={xt.shape[1]}, c={len(c)}, groups={len(g)} differ")
+    if np.any(np.diff(g) < 0):
+        raise ValueError("train_oracle: rows of each meta-set must be contiguous and ordered")
+    n_sets = int(g.max()) + 1
+    bounds = np.searchsorted(g, np.arange(n_sets + 1))
+    iters = [max(1, int(round(cf.passes * n_sets))) for cf in cfgs]
+    models, gens = [], []
+    for k, (cf, seed) in enumerate(zip(cfgs, seeds, strict=True)):
+        torch.manual_seed(seed)
+        models.append(build_oracle(cf.arch, xs[k].shape[1], cf.expand, cf.dropout, cf.ora_a_init))
+        gen = torch.Generator()
+        gen.set_state(torch.get_rng_state())  # dropout draws continue the seeded stream
+        gens.append(gen)
+    p_drop = dropout_p(cfg0)
+    heads = models[0].attn1.heads if cfg0.arch == "B" else 0
+    params = _stacked(models)
+    wd = {
+        n: 0.0 if (n.endswith("bias") and not cfg0.decay_bias) else cfg0.weight_decay
+        for n in params
+    }
+    bufs: dict[str, torch.Tensor] = {}
+    ct = torch.as_tensor(np.asarray(c, dtype=np.float32))
+    batches = [
+        (int(bounds[k]), int(bounds[k + 1]), ct[bounds[k] : bounds[k + 1]]) for k in range(n_sets)
+    ]
+    # weighted_mse per oracle: a loss-adjusted oracle weights the positives of a batch whose mean
+    # target is below low_acc_threshold by pos_weight
+    adjust = torch.tensor([cf.loss_adjust for cf in cfgs])
+    low = low_accuracy_batches(c, g, cfg0.low_acc_threshold)
+    pos_w = [torch.where(cb > 0.5, cfg0.pos_weight, 1.0) for _, _, cb in batches]
+    base = [cf.base_lr for cf in cfgs]
+    active = list(range(len(cfgs)))  # the oracle (index into cfgs) of each stack row
+    losses = [np.empty(n, dtype=np.float32) for n in iters]
+    results: dict[int, TrainResult] = {}
+    drop = _Dropout(list(gens))
+    t0 = time.perf_counter()
+    for i in range(max(iters)):
+        lo, hi, cb = batches[i % n_sets]
+        xk = xt[:, lo:hi]
+        if cfg0.arch == "A":
+            q = _forward_a(params, xk, drop, p_drop)
+        else:
+            q = _forward_b(params, xk, drop, p_drop, heads)
+        err = (q - cb) ** 2
+        if low[i % n_sets] and bool(adjust[active].any()):
+            err = torch.where(adjust[active, None], pos_w[i % n_sets], 1.0) * err
+        per_model = err.mean(dim=1)
+        for t in params.values():
+            t.grad = None
+        per_model.sum().backward()  # oracle k's gradient is that of its own loss only
+        neg_lr = torch.tensor([-poly_lr(base[k], i, iters[k], cfg0.poly_power) for k in active])
+        neg_lr = neg_lr.view(-1, 1, 1)
+        with torch.no_grad():  # torch.optim.SGD's step (dampening 0, no Nesterov), per oracle
+            for n, t in params.items():
+                d = t.grad if wd[n] == 0.0 else t.grad.add(t, alpha=wd[n])
+                if cfg0.momentum:
+                    if n in bufs:
+                        d = bufs[n].mul_(cfg0.momentum).add_(d)
+                    else:
+                        d = bufs[n] = d.clone()
+                t.addcmul_(d, neg_lr)
+        for j, v in enumerate(per_model.detach().numpy()):
+            losses[active[j]][i] = v
+        done = [j for j, k in enumerate(active) if iters[k] == i + 1]
+        if done:  # finished oracles leave the stack (later steps would have lr 0)
+            for j in done:
+                k = active[j]
+                results[k] = TrainResult(
+                    _unstack(params, j, models[k]).eval(), iters[k], 0.0, losses[k]
+                )
+            keep = [j for j in range(len(active)) if j not in done]
+            params = {n: t.detach()[keep].clone().requires_grad_() for n, t in params.items()}
+            bufs = {n: b[keep].clone() for n, b in bufs.items()}
+            active = [active[j] for j in keep]
+            xt = xt[keep]
+            drop.gens = [gens[k] for k in active]
+    seconds = (time.perf_counter() - t0) / len(cfgs)
+    return [replace(results[k], seconds=seconds) for k in range(len(cfgs))]
 
 
 def train_oracle(
@@ -193,52 +441,8 @@ def train_oracle(
     seed: int,
     threads: int | None = None,
 ) -> TrainResult:
-    """Train one oracle on stacked meta-set rows (docs/syp.md, reading R7).
-
-    ``x`` (R, F) normalised indicators, ``c`` (R,) 0/1 correctness, ``groups`` (R,) meta-set id
-    0..M-1 with rows of a set contiguous. ``iters = round(passes * M)``; iteration ``i`` uses the
-    whole meta-set ``i mod M`` as its batch (no shuffling). Deterministic for a fixed seed on CPU.
-    """
-    if threads:
-        torch.set_num_threads(threads)
-    g = np.asarray(groups, dtype=np.int64)
-    if len(g) != len(x) or len(c) != len(x):
-        raise ValueError(f"train_oracle: rows x={len(x)}, c={len(c)}, groups={len(g)} differ")
-    if np.any(np.diff(g) < 0):
-        raise ValueError("train_oracle: rows of each meta-set must be contiguous and ordered")
-    n_sets = int(g.max()) + 1
-    bounds = np.searchsorted(g, np.arange(n_sets + 1))
-    iters = max(1, int(round(cfg.passes * n_sets)))
-    torch.manual_seed(seed)
-    model = build_oracle(cfg.arch, x.shape[1], cfg.expand, cfg.dropout, cfg.ora_a_init)
-    decay, no_decay = [], []
-    for name, p in model.named_parameters():
-        (no_decay if (name.endswith("bias") and not cfg.decay_bias) else decay).append(p)
-    groups_opt = [{"params": decay, "weight_decay": cfg.weight_decay}]
-    if no_decay:
-        groups_opt.append({"params": no_decay, "weight_decay": 0.0})
-    base = cfg.base_lr
-    opt = torch.optim.SGD(groups_opt, lr=base, momentum=cfg.momentum)
-    xt = torch.as_tensor(np.asarray(x, dtype=np.float32))
-    ct = torch.as_tensor(np.asarray(c, dtype=np.float32))
-    batches = [
-        (xt[bounds[k] : bounds[k + 1]], ct[bounds[k] : bounds[k + 1]]) for k in range(n_sets)
-    ]
-    losses = np.empty(iters, dtype=np.float32)
-    model.train()
-    t0 = time.perf_counter()
-    for i in range(iters):
-        lr = poly_lr(base, i, iters, cfg.poly_power)
-        for pg in opt.param_groups:
-            pg["lr"] = lr
-        xb, cb = batches[i % n_sets]
-        loss = weighted_mse(model(xb), cb, cfg.loss_adjust, cfg.low_acc_threshold, cfg.pos_weight)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        losses[i] = loss.detach()
-    model.eval()
-    return TrainResult(model, iters, time.perf_counter() - t0, losses)
+    """Train one oracle (:func:`train_oracles` with a stack of one; docs/syp.md, reading R7)."""
+    return train_oracles(x, c, groups, [cfg], [seed], threads)[0]
 
 
 @torch.no_grad()

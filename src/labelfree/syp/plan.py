@@ -277,15 +277,19 @@ def skip_reason(
     if zoo not in zoos:
         return default_zoo_missing("syp", zoo, user)
     if zoo in prediction_zoos:
-        return (f"zoo {zoo!r} is a prediction zoo: SYP runs its models on meta-sets and "
-                "validation sets it builds from images, which needs weights")
+        return (
+            f"zoo {zoo!r} is a prediction zoo: SYP runs its models on meta-sets and "
+            "validation sets it builds from images, which needs weights"
+        )
     have = set(zoos[zoo]["testsets"])
     groups = [g for g in (*SYP_GROUPS, *(["syp_rot"] if syp["rotation"] else [])) if g not in have]
     feats = [] if "penultimate" in zoos[zoo]["features"] else ["penultimate"]
     if groups or feats:
-        return (f"zoo {zoo!r} lacks what SYP needs: test sets {groups} (meta-sets and validation "
-                f"sets SYP builds from the dataset) and features {feats}; list them in "
-                f"zoos.{zoo}.testsets / features to run it")
+        return (
+            f"zoo {zoo!r} lacks what SYP needs: test sets {groups} (meta-sets and validation "
+            f"sets SYP builds from the dataset) and features {feats}; list them in "
+            f"zoos.{zoo}.testsets / features to run it"
+        )
     return None
 
 

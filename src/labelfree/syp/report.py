@@ -372,7 +372,9 @@ def fig10_table(
         for param, (key, grid) in grids.items():
             base = base_passes if key == "passes" else lr0
             for v in grid:
-                name = "ora_a" if v == base else f"{'it' if key == 'passes' else 'lr'}{variant_tag(v)}"
+                name = (
+                    "ora_a" if v == base else f"{'it' if key == 'passes' else 'lr'}{variant_tag(v)}"
+                )
                 m, sd = _rmse_stats(oracle_predictions(r.q[name], val, true, agg), true)
                 rows.append(
                     {
@@ -428,10 +430,17 @@ def _baseline_checks(r: ModelResults, ora: float) -> list[dict]:
         if method not in r.baselines:
             continue
         b = rmse(true, r.baselines[method][[idx[n] for n in val]])
-        rows.append(_check(
-            f"SYP (ORA-A) RMSE minus {method} RMSE", r.model, ora - b, "< 0", ora < b,
-            method != "FD", _SOURCE.format(1) + (" (ideally)" if method == "FD" else ""),
-        ))
+        rows.append(
+            _check(
+                f"SYP (ORA-A) RMSE minus {method} RMSE",
+                r.model,
+                ora - b,
+                "< 0",
+                ora < b,
+                method != "FD",
+                _SOURCE.format(1) + (" (ideally)" if method == "FD" else ""),
+            )
+        )
     return rows
 
 
@@ -448,15 +457,33 @@ def _ablation_checks(
     if h in stats and ha in stats:
         diff = abs(stats[ha][0] - stats[h][0])
         noise = seed_factor * max(stats[ha][1], stats[h][1])
-        rows.append(_check("Table 3: |RMSE(H+A) - RMSE(H)|", r.model, diff, f"<= {noise:.3f} "
-                           f"({seed_factor:g} x seed std)", diff <= noise, True, _SOURCE.format(2)))
+        rows.append(
+            _check(
+                "Table 3: |RMSE(H+A) - RMSE(H)|",
+                r.model,
+                diff,
+                f"<= {noise:.3f} ({seed_factor:g} x seed std)",
+                diff <= noise,
+                True,
+                _SOURCE.format(2),
+            )
+        )
     chain = [c for c in (h, ha, haf, COLUMNS) if c in stats]
     if haf in chain and chain.index(haf) > 0 and len(chain) >= 3:
         drops = [stats[a][0] - stats[b][0] for a, b in zip(chain, chain[1:], strict=False)]
         k = chain.index(haf) - 1  # the step that adds FD
         margin = drops[k] - max(d for i, d in enumerate(drops) if i != k)
-        rows.append(_check("Table 3: RMSE drop from adding FD minus the largest other drop",
-                           r.model, margin, ">= 0", margin >= 0, True, _SOURCE.format(2)))
+        rows.append(
+            _check(
+                "Table 3: RMSE drop from adding FD minus the largest other drop",
+                r.model,
+                margin,
+                ">= 0",
+                margin >= 0,
+                True,
+                _SOURCE.format(2),
+            )
+        )
     if haf in stats and COLUMNS in stats:
         grp = np.array([groups[n] for n in r.val_sets()])
         gain = {}
@@ -465,9 +492,17 @@ def _ablation_checks(
             if sel.any():
                 gain[g] = _mean_rmse(r, key[haf], agg, sel)[0] - _mean_rmse(r, "ora_a", agg, sel)[0]
         if len(gain) == 2:
-            rows.append(_check("Table 3: image-indicator gain on corrupted minus on natural sets",
-                               r.model, gain["corrupted"] - gain["natural"], "> 0",
-                               gain["corrupted"] > gain["natural"], True, _SOURCE.format(2)))
+            rows.append(
+                _check(
+                    "Table 3: image-indicator gain on corrupted minus on natural sets",
+                    r.model,
+                    gain["corrupted"] - gain["natural"],
+                    "> 0",
+                    gain["corrupted"] > gain["natural"],
+                    True,
+                    _SOURCE.format(2),
+                )
+            )
     return rows
 
 
@@ -481,11 +516,24 @@ def _normalisation_checks(
     const = rmse(true, np.full(len(true), 100.0))
     ratio = nn / ora if ora > 0 else float("inf")
     return [
-        _check("Table 5: RMSE without / with normalisation", r.model, ratio,
-               f">= {norm_factor:g}", ratio >= norm_factor, True, _SOURCE.format(3)),
-        _check("Table 5: |RMSE without normalisation - constant-100 % RMSE| / constant-100 % RMSE",
-               r.model, abs(nn - const) / const, "<= 0.25", abs(nn - const) / const <= 0.25, True,
-               _SOURCE.format(3) + " ('close to')"),
+        _check(
+            "Table 5: RMSE without / with normalisation",
+            r.model,
+            ratio,
+            f">= {norm_factor:g}",
+            ratio >= norm_factor,
+            True,
+            _SOURCE.format(3),
+        ),
+        _check(
+            "Table 5: |RMSE without normalisation - constant-100 % RMSE| / constant-100 % RMSE",
+            r.model,
+            abs(nn - const) / const,
+            "<= 0.25",
+            abs(nn - const) / const <= 0.25,
+            True,
+            _SOURCE.format(3) + " ('close to')",
+        ),
     ]
 
 
@@ -498,9 +546,17 @@ def _capacity_checks(r: ModelResults, agg: Mapping, cfg: Mapping, seed_factor: f
     st = [_mean_rmse(r, "ora_a" if e == base_r else f"r{e}", agg) for e in grid]
     rng_ = max(m for m, _ in st) - min(m for m, _ in st)
     noise = seed_factor * max(sd for _, sd in st)
-    return [_check("Table 4: range of RMSE over r", r.model, rng_,
-                   f"<= {noise:.3f} ({seed_factor:g} x seed std)", rng_ <= noise, True,
-                   _SOURCE.format(4))]
+    return [
+        _check(
+            "Table 4: range of RMSE over r",
+            r.model,
+            rng_,
+            f"<= {noise:.3f} ({seed_factor:g} x seed std)",
+            rng_ <= noise,
+            True,
+            _SOURCE.format(4),
+        )
+    ]
 
 
 def _meta_fit_checks(r: ModelResults, agg: Mapping) -> list[dict]:
@@ -512,14 +568,31 @@ def _meta_fit_checks(r: ModelResults, agg: Mapping) -> list[dict]:
     (_, pm), *_ = oracle_predictions(r.q["ora_a"][:1], val, true, agg, names=meta)
     tm = r.true_acc(meta)
     corr = float(np.corrcoef(tm, pm)[0, 1]) if np.std(pm) > 0 else 0.0
-    rows = [_check("Figs. 4-5: corr(GT, ORA-A) on meta-training sets", r.model, corr, ">= 0.9",
-                   corr >= 0.9, True, _SOURCE.format(5))]
+    rows = [
+        _check(
+            "Figs. 4-5: corr(GT, ORA-A) on meta-training sets",
+            r.model,
+            corr,
+            ">= 0.9",
+            corr >= 0.9,
+            True,
+            _SOURCE.format(5),
+        )
+    ]
     err = np.abs(pm - tm)
     low = tm <= np.quantile(tm, 0.25)
     if low.any() and (~low).any():
-        rows.append(_check("Figs. 4-5: mean |error| on lowest-accuracy quartile minus the rest",
-                           r.model, err[low].mean() - err[~low].mean(), "> 0",
-                           err[low].mean() > err[~low].mean(), True, _SOURCE.format(5)))
+        rows.append(
+            _check(
+                "Figs. 4-5: mean |error| on lowest-accuracy quartile minus the rest",
+                r.model,
+                err[low].mean() - err[~low].mean(),
+                "> 0",
+                err[low].mean() > err[~low].mean(),
+                True,
+                _SOURCE.format(5),
+            )
+        )
     return rows
 
 
@@ -568,12 +641,24 @@ def _collapse_checks(r: ModelResults, agg: Mapping) -> list[dict]:
     k_g, s_g, _, gap = min(stats, key=lambda t: t[3])
     src = "docs/syp.md R15 (oracle collapse)"
     return [
-        _check("Oracle collapse: smallest score std over validation inputs", r.model, spread,
-               f">= {COLLAPSE_MIN_STD:g} (smallest: {k_s}, seed {s_s})",
-               spread >= COLLAPSE_MIN_STD, True, src),
-        _check("Oracle collapse: smallest |RMSE - constant-100 % RMSE| / constant-100 % RMSE",
-               r.model, gap, f"> {COLLAPSE_MARGIN:g} (smallest: {k_g}, seed {s_g})",
-               gap > COLLAPSE_MARGIN, True, src),
+        _check(
+            "Oracle collapse: smallest score std over validation inputs",
+            r.model,
+            spread,
+            f">= {COLLAPSE_MIN_STD:g} (smallest: {k_s}, seed {s_s})",
+            spread >= COLLAPSE_MIN_STD,
+            True,
+            src,
+        ),
+        _check(
+            "Oracle collapse: smallest |RMSE - constant-100 % RMSE| / constant-100 % RMSE",
+            r.model,
+            gap,
+            f"> {COLLAPSE_MARGIN:g} (smallest: {k_g}, seed {s_g})",
+            gap > COLLAPSE_MARGIN,
+            True,
+            src,
+        ),
     ]
 
 
@@ -726,8 +811,9 @@ def sensitivity(df: pd.DataFrame):
         sub = df[df["parameter"] == param]
         for model, m in sub.groupby("model", sort=False):
             m = m.sort_values(xcol)
-            ax.errorbar(m[xcol], m["rmse"], yerr=m["rmse_std"], marker="o", ms=3, capsize=2,
-                        label=model)
+            ax.errorbar(
+                m[xcol], m["rmse"], yerr=m["rmse_std"], marker="o", ms=3, capsize=2, label=model
+            )
             d = m[m["is_default"]]
             ax.scatter(d[xcol], d["rmse"], s=40, facecolors="none", edgecolors="k")
         if param == "lr":
@@ -736,8 +822,9 @@ def sensitivity(df: pd.DataFrame):
         ax.set_ylabel("validation RMSE (pp)", fontsize=7)
         ax.tick_params(labelsize=6)
         ax.legend(fontsize=6)
-    fig.suptitle("Fig. 10 analogue: sensitivity of ORA-A to iterations and lr (circle = default)",
-                 fontsize=8)
+    fig.suptitle(
+        "Fig. 10 analogue: sensitivity of ORA-A to iterations and lr (circle = default)", fontsize=8
+    )
     fig.tight_layout()
     return fig
 

@@ -5,13 +5,13 @@ On plain arrays, for one classifier (paper Section 3; docs/syp.md, "What it comp
 1. :func:`build_indicator_table` - reference statistics (FD reference on training features, ATC
    threshold on the clean ID test set), the six indicators and correctness of every set, and the
    set-level baseline scores.
-2. :func:`run_variant` - normalise, train the oracle on the meta-sets (several seeds), score every
-   set.
+2. :func:`run_variants` - normalise, train the oracles of every variant on the meta-sets (several
+   seeds, stacked), score every set.
 3. :func:`baseline_predictions` - the dataset-level baselines fitted on the meta-sets.
 
 On files (each reads artefacts through :mod:`labelfree.store`, calls the steps above and writes
 its outputs; none knows about Snakemake): :func:`write_testsets`, :func:`model_indicators`,
-:func:`train_variant`. Test-set names: ``syp-train`` (copy of the train split, FD reference),
+:func:`train_variants`. Test-set names: ``syp-train`` (copy of the train split, FD reference),
 ``syp-meta-000..`` (meta-sets), ``syp-val-*`` (validation sets), ``syp-rot-*``
 (90/180/270-degree copies for the Rotation baseline).
 """
@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -221,50 +221,122 @@ class VariantResult:
     seconds: list[float]
     final_loss: list[float]
     states: list[dict] = field(default_factory=list, repr=False)
+    #: variants whose runs this one reuses (a loss adjustment that never fires)
+    same_as: list[str] = field(default_factory=list)
 
 
 def run_variant(
     table: IndicatorTable, variant: Variant, seeds: Sequence[int], threads: int | None = None
 ) -> VariantResult:
-    """One oracle variant (docs/syp.md, readings R5-R8): pooled (or per-set) normalisation of the
-    meta-set rows, oracle training with one whole meta-set per batch, per-set normalised scoring of
-    every set.
+    """One oracle variant: :func:`run_variants` with one variant."""
+    return run_variants(table, [variant], seeds, threads)[variant.name]
 
+
+def run_variants(
+    table: IndicatorTable,
+    variants: Sequence[Variant],
+    seeds: Sequence[int],
+    threads: int | None = None,
+) -> dict[str, VariantResult]:
+    """Oracle variants (docs/syp.md, readings R5-R8), each for every seed: pooled (or per-set)
+    normalisation of the meta-set rows, oracle training with one whole meta-set per batch, per-set
+    normalised scoring of every set.
+
+    Runs that differ only in iterations, learning rate, loss adjustment, normalisation or seed,
+    with the same architecture, width and indicator count, train together as one stack
+    (:func:`labelfree.syp.oracle.train_oracles`; each run gets the weights it would get alone);
+    ORA-A runs without dropout of narrower widths (Tables 3-4) share one zero-padded stack. A
+    loss-adjusted run whose adjustment never fires (no meta-set's accuracy below the threshold)
+    is the unadjusted run with the same seed and is trained once.
     Validation labels are never seen here: only meta-set rows train the oracle.
     """
     # deferred: torch takes seconds to import (12-14 s on the shared 2-core machine); only the
     # syp_oracle job trains, syp_testsets, syp_indicators and syp_tables import this module
     # without it
-    from labelfree.syp.oracle import count_parameters, predict_scores, train_oracle
+    from labelfree.syp.oracle import (
+        count_parameters,
+        low_accuracy_batches,
+        paddable,
+        predict_scores,
+        stack_key,
+        train_oracles,
+    )
 
-    unknown = [c for c in variant.columns if c not in COLUMNS]
-    if unknown:
-        raise ValueError(f"variant {variant.name}: unknown indicator(s) {unknown}; known {COLUMNS}")
-    cols = [COLUMNS.index(c) for c in variant.columns]
     meta = [k for k, kind in enumerate(table.kinds) if kind == "meta"]
     if not meta or meta != list(range(len(meta))):
         raise ValueError("indicator table: meta-sets must come first and be non-empty")
     n_meta_rows = table.rows(len(meta) - 1).stop
-    x_tr = table.x[:n_meta_rows, cols]
     g_tr = table.set_id[:n_meta_rows]
-    norm = fit_normaliser(x_tr, variant.columns, variant.norm_train_scope, variant.normalise)
-    x_tr_n = norm.transform_train(x_tr, g_tr)
-    x_eval = [norm.transform_eval(table.x[table.rows(k), cols]) for k in range(len(table.sets))]
-    res = VariantResult(variant, list(seeds), [], 0, 0, [], [])
-    for seed in seeds:
-        tr = train_oracle(x_tr_n, table.correct[:n_meta_rows], g_tr, variant.oracle, seed, threads)
-        res.q.append(
-            {
-                name: predict_scores(tr.model, xe)
-                for name, xe in zip(table.sets, x_eval, strict=True)
-            }
+    c_tr = table.correct[:n_meta_rows]
+    x_tr, x_eval = {}, {}
+    for v in variants:
+        unknown = [c for c in v.columns if c not in COLUMNS]
+        if unknown:
+            raise ValueError(f"variant {v.name}: unknown indicator(s) {unknown}; known {COLUMNS}")
+        cols = [COLUMNS.index(c) for c in v.columns]
+        norm = fit_normaliser(
+            table.x[:n_meta_rows, cols], v.columns, v.norm_train_scope, v.normalise
         )
-        res.params = count_parameters(tr.model)
-        res.iters = tr.iters
-        res.seconds.append(tr.seconds)
-        res.final_loss.append(float(tr.losses[-min(len(tr.losses), 50) :].mean()))
-        res.states.append({k: v.detach().clone() for k, v in tr.model.state_dict().items()})
-    return res
+        x_tr[v.name] = norm.transform_train(table.x[:n_meta_rows, cols], g_tr)
+        x_eval[v.name] = np.concatenate(
+            [norm.transform_eval(table.x[table.rows(k), cols]) for k in range(len(table.sets))]
+        )
+
+    def effective(v: Variant):
+        """What the run trains on: an adjustment that never fires is no adjustment."""
+        o = v.oracle
+        if o.loss_adjust and not low_accuracy_batches(c_tr, g_tr, o.low_acc_threshold).any():
+            o = replace(o, loss_adjust=False)
+        return (v.columns, v.normalise, v.norm_train_scope, o)
+
+    # one run per distinct (effective variant, seed); stacks of runs sharing shapes
+    runs: dict[tuple, list[tuple[str, int]]] = {}
+    for v in variants:
+        for seed in seeds:
+            runs.setdefault((effective(v), seed), []).append((v.name, seed))
+    # stacks: runs of one stack_key; ORA-A without dropout pads narrower runs, so its widest runs
+    # (width = indicators x expand) form one stack and the narrower ones another
+    by_key: dict[tuple, list[tuple]] = {}
+    for key in runs:
+        (cols, _, _, o), _ = key
+        by_key.setdefault((stack_key(o), 0 if paddable(o) else len(cols)), []).append(key)
+    stacks: list[list[tuple]] = []
+    for keys in by_key.values():
+        width = [len(k[0][0]) * k[0][3].expand for k in keys]
+        wide = [k for k, w in zip(keys, width, strict=True) if w == max(width)]
+        stacks += [wide] + ([narrow] if (narrow := [k for k in keys if k not in wide]) else [])
+    trained: dict[tuple[str, int], tuple] = {}
+    for keys in stacks:
+        first = [runs[k][0][0] for k in keys]
+        out = train_oracles(
+            [x_tr[name] for name in first],
+            c_tr,
+            g_tr,
+            [k[0][3] for k in keys],
+            [k[1] for k in keys],
+            threads,
+        )
+        for k, tr in zip(keys, out, strict=True):
+            for name, seed in runs[k]:
+                trained[(name, seed)] = (tr, runs[k][0][0])
+    results = {}
+    bounds = np.cumsum(
+        [0] + [table.rows(k).stop - table.rows(k).start for k in range(len(table.sets))]
+    )
+    for v in variants:
+        res = VariantResult(v, list(seeds), [], 0, 0, [], [])
+        for seed in seeds:
+            tr, _ = trained[(v.name, seed)]
+            q = predict_scores(tr.model, x_eval[v.name])
+            res.q.append({name: q[bounds[k] : bounds[k + 1]] for k, name in enumerate(table.sets)})
+            res.params = count_parameters(tr.model)
+            res.iters = tr.iters
+            res.seconds.append(tr.seconds)
+            res.final_loss.append(float(tr.losses[-min(len(tr.losses), 50) :].mean()))
+            res.states.append({k: t.detach().clone() for k, t in tr.model.state_dict().items()})
+        res.same_as = sorted({trained[(v.name, s)][1] for s in seeds} - {v.name})
+        results[v.name] = res
+    return results
 
 
 def variant_from_config(name: str, overrides: Mapping, defaults: Mapping) -> Variant:
@@ -446,7 +518,9 @@ def model_indicators(
         images = store.read_image_set(testsets[name])
         img_ind = image_indicators(images.x, cfg["blur_form"], cfg["image_form"])
         rot_feats = (
-            store.read_features(infer[rot_name(name)], "penultimate", rot_name(name)) if rot else None
+            store.read_features(infer[rot_name(name)], "penultimate", rot_name(name))
+            if rot
+            else None
         )
         sets[name] = (kind, SetInputs(probs, feats, images.y, img_ind, rot_feats))
     table = build_indicator_table(
@@ -471,61 +545,64 @@ def model_indicators(
     return table
 
 
-def train_variant(
+def train_variants(
     indicators: str,
     cfg: Mapping,
-    variant_name: str,
+    variant_names: Sequence[str],
     seeds: Sequence[int],
     base_seed: int,
     model: str,
-    out_npz: str,
-    out_weights: str,
-    out_json: str,
+    out_npz: Sequence[str],
+    out_weights: Sequence[str],
+    out_json: Sequence[str],
     threads: int | None = None,
 ) -> None:
-    """Train one oracle variant for every seed (docs/syp.md, reading R7) and score every
-    set.
+    """Train every oracle variant of one classifier for every seed (docs/syp.md, reading R7;
+    :func:`run_variants`) and score every set.
 
-    Writes the per-sample scores ``q`` (n_seeds, R) aligned with the indicator rows, the weights of
-    every seed (safetensors) and the training facts (parameters, iterations, seconds, loss)."""
+    Per variant (``out_*[i]`` for ``variant_names[i]``): the per-sample scores ``q`` (n_seeds, R)
+    aligned with the indicator rows, the weights of every seed (safetensors) and the training facts
+    (parameters, iterations, seconds, loss; ``same_as``: the variant whose runs it reuses)."""
     table = IndicatorTable.from_arrays(store.load_npz(indicators))
-    variant = build_variant(cfg, variant_name)
+    variants = [build_variant(cfg, name) for name in variant_names]
     torch_seeds = [derive_seed(base_seed, "syp-oracle", model, s) for s in seeds]
-    res = run_variant(table, variant, torch_seeds, threads)
-    q = np.stack([np.concatenate([qs[n] for n in table.sets]) for qs in res.q])
-    store.save_npz(out_npz, q=q.astype(np.float32))
-    tensors = {
-        f"seed{s}.{k}": v.numpy()
-        for s, st in zip(seeds, res.states, strict=True)
-        for k, v in st.items()
-    }
-    with store.atomic_path(out_weights) as tmp:
-        save_file(tensors, str(tmp))
-    store.save_json(
-        {
-            "variant": variant_name,
-            "columns": list(variant.columns),
-            "arch": variant.oracle.arch,
-            "expand": variant.oracle.expand,
-            "normalise": variant.normalise,
-            "norm_train_scope": variant.norm_train_scope,
-            "loss_adjust": variant.oracle.loss_adjust,
-            "base_lr": variant.oracle.base_lr,
-            "params": res.params,
-            "iters": res.iters,
-            "seeds": list(seeds),
-            "torch_seeds": torch_seeds,
-            "seconds": res.seconds,
-            "final_loss": res.final_loss,
-        },
-        out_json,
-    )
-    log.info(
-        "variant %s: %d params, %d iters, %.1fs per seed",
-        variant_name,
-        res.params,
-        res.iters,
-        float(np.mean(res.seconds)),
-    )
-
-
+    results = run_variants(table, variants, torch_seeds, threads)
+    for variant, q_path, w_path, js in zip(variants, out_npz, out_weights, out_json, strict=True):
+        res = results[variant.name]
+        q = np.stack([np.concatenate([qs[n] for n in table.sets]) for qs in res.q])
+        store.save_npz(q_path, q=q.astype(np.float32))
+        tensors = {
+            f"seed{s}.{k}": v.numpy()
+            for s, st in zip(seeds, res.states, strict=True)
+            for k, v in st.items()
+        }
+        with store.atomic_path(w_path) as tmp:
+            save_file(tensors, str(tmp))
+        store.save_json(
+            {
+                "variant": variant.name,
+                "columns": list(variant.columns),
+                "arch": variant.oracle.arch,
+                "expand": variant.oracle.expand,
+                "normalise": variant.normalise,
+                "norm_train_scope": variant.norm_train_scope,
+                "loss_adjust": variant.oracle.loss_adjust,
+                "base_lr": variant.oracle.base_lr,
+                "params": res.params,
+                "iters": res.iters,
+                "seeds": list(seeds),
+                "torch_seeds": torch_seeds,
+                "seconds": res.seconds,
+                "final_loss": res.final_loss,
+                "same_as": res.same_as,
+            },
+            js,
+        )
+        log.info(
+            "variant %s: %d params, %d iters, %.1fs per seed%s",
+            variant.name,
+            res.params,
+            res.iters,
+            float(np.mean(res.seconds)),
+            f" (the runs of {', '.join(res.same_as)})" if res.same_as else "",
+        )
