@@ -297,7 +297,7 @@ def _old_agreement_matrix(Y):
     return out
 
 
-def _zoo(seed, M=5, N=300, K=6):
+def _memo_zoo(seed, M=5, N=300, K=6):
     r = np.random.default_rng(seed)
     y = r.integers(0, K, N)
     logit = r.normal(size=(M, N, K)) + (1.0 + 0.4 * np.arange(M))[:, None, None] * np.eye(K)[y]
@@ -311,8 +311,8 @@ def test_cot_cott_through_the_registry_equal_per_model_calls():
     # other source labels on the same stacks (a memo keyed without the labels would fail)
     from labelfree.methods import cot as C
 
-    Ps, ys = _zoo(0)
-    targets = [_zoo(s)[0] for s in (1, 2)]
+    Ps, ys = _memo_zoo(0)
+    targets = [_memo_zoo(s)[0] for s in (1, 2)]
     ys2 = np.roll(ys, 7)
     for labels in (ys, ys2):
         for i, P in enumerate(targets):
@@ -330,7 +330,7 @@ def test_memo_per_array_object_and_dropped_with_it():
 
     from labelfree.methods import arrays as A
 
-    P, _ = _zoo(3)
+    P, _ = _memo_zoo(3)
     Y = A.predictions(P)
     assert A.predictions(P) is Y and not Y.flags.writeable
     np.testing.assert_array_equal(Y, P.argmax(axis=2))
@@ -346,8 +346,8 @@ def test_memo_per_array_object_and_dropped_with_it():
 
 
 def test_gde_aline_with_shared_agreement_equal_old():
-    Ps, ys = _zoo(4, M=6)
-    P, _ = _zoo(5, M=6)
+    Ps, ys = _memo_zoo(4, M=6)
+    P, _ = _memo_zoo(5, M=6)
     Y, Ys = P.argmax(2), Ps.argmax(2)
     got_gde = call("estimate", "GDE", P)
     np.testing.assert_array_equal(got_gde, 1.0 - (1.0 - _old_agreement_matrix(Y)).sum(axis=1) / 5)
