@@ -46,7 +46,8 @@ from labelfree.provenance import cpu_model
 WHY = {
     "COT": "one exact n x K transport per model (greedy start, then negative-cycle cancelling "
            "with Bellman-Ford sweeps on the K x K class graph)",
-    "COTT": "two exact transports per model (source threshold and target)",
+    "COTT": "one exact transport per model on the source (threshold), once per source stack; "
+            "its target transports are COT's (shared, not timed here)",
     "NuclearNorm": "per model a K x K Gram (N K^2 multiply-adds, float32 SYRK) and its "
                    "eigenvalues (float32 syev, K^3 tridiagonalisation)",
     "FD": "per model two centred D x D covariances (N D^2 float64 multiply-adds each, SYRK) and "
