@@ -93,6 +93,7 @@ def collect(a: argparse.Namespace) -> None:
 def run(a: argparse.Namespace) -> None:
     a.before_dir, a.after_dir = a.work / "before", a.work / "after"
     a.since = datetime.datetime.now().timestamp()
+    a.work.mkdir(parents=True, exist_ok=True)
     for d in (a.before_dir, a.after_dir):
         if d.exists():
             shutil.rmtree(d)
