@@ -258,3 +258,52 @@ def test_certified_solver_falls_back_without_certificate(monkeypatch):
     np.testing.assert_array_equal(C.transport_assign(P, counts, solver="certified"),
                                   C.transport_assign(P, counts, solver="emd"))
     assert _transport._certify(P, _transport._start(P, counts), 1e-13, 0) is None
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_round_fill_start_certifies_the_lsa_start_optimum(seed):
+    # the start that fills the places left in rounds (the default) and the former start (an
+    # exact assignment of the leftover samples among themselves) certify the same assignment on
+    # generic rows, equal to ot.emd's: skewed predictions as on a corrupted test set (most
+    # samples predict a few classes, so most are left over after the greedy keep), flat rows,
+    # absent classes
+    from labelfree.methods import _transport as T
+
+    r = np.random.default_rng(200 + seed)
+    n, K = [(600, 10), (900, 10), (400, 40)][seed % 3]
+    z = r.standard_normal((n, K))
+    hot = r.integers(0, 2 if seed % 2 else K, n)  # seed odd: two classes take every argmax
+    z[np.arange(n), hot] += 3.0
+    P = softmax(z)
+    w = r.dirichlet(np.ones(K))
+    if seed >= 3:
+        w[-2:] = 0.0
+        w /= w.sum()
+    counts = np.bincount(r.choice(K, size=n, p=w), minlength=K)
+    start = T._start(P, counts)
+    assert np.bincount(start, minlength=K).tolist() == counts.tolist()
+    lsa = T._certify(P, T._start(P, counts, "lsa"), T.TOL, 5000)
+    got = T.assign(P, counts)
+    np.testing.assert_array_equal(got, lsa)
+    np.testing.assert_array_equal(got, C.transport_assign(P, counts, solver="emd"))
+
+
+def test_round_fill_start_falls_back_to_the_lsa_start(monkeypatch):
+    # a repair cut off from the round-fill start is retried from the linear_sum_assignment start
+    from labelfree.methods import _transport as T
+
+    r = np.random.default_rng(14)
+    P = softmax(r.normal(size=(300, 6)) * 2)
+    counts = np.bincount(r.integers(0, 6, 300), minlength=6)
+    starts = []
+    real_certify = T._certify
+
+    def certify(P_, a, tol, max_passes):
+        starts.append(a.copy())
+        return None if len(starts) == 1 else real_certify(P_, a, tol, max_passes)
+
+    monkeypatch.setattr(T, "_certify", certify)
+    got = T.assign(P, counts)
+    np.testing.assert_array_equal(starts[0], T._start(P, counts))
+    np.testing.assert_array_equal(starts[1], T._start(P, counts, "lsa"))
+    np.testing.assert_array_equal(got, C.transport_assign(P, counts, solver="emd"))

@@ -121,12 +121,15 @@ def test_guide_is_the_mean_of_the_features(zoo):
     assert np.array_equal(_guide(zoo["P"], {}), zoo["P"].mean(axis=0))
 
 
-@pytest.mark.parametrize("reduce", ["auto", "always"])
-def test_pace_labels_reuses_one_fit_with_the_same_picks(zoo, monkeypatch, reduce):
+@pytest.mark.parametrize("blobs,reduce", [(8, None), (8, "always"), (1, None)])
+def test_pace_labels_reuses_one_fit_with_the_same_picks(zoo, monkeypatch, blobs, reduce):
     # PACE+labels fits PACE once when the features are not reduced (the seed reaches PACE only
-    # through the reducer) and once per seed when they are: the accuracies on the picks must equal
+    # through the reducer) and once per seed when they are, the rule's clustering of the unreduced
+    # guide skipped after the first fit (reduce='always'): the accuracies on the picks must equal
     # those of one call("select", "PACE") per (run, budget), the code before the reuse; budgets
-    # above PACE's default n_max (180) check that smaller budgets are prefixes of a larger fit
+    # above PACE's default n_max (180) check that smaller budgets are prefixes of a larger fit.
+    # 8 well-separated blobs: PACE's rule keeps the full features; 1 blob: the rule reduces them;
+    # reduce="always" forces the reduction on every fit
     import labelfree.methods.registry as reg
     from labelfree.methods import fewlabel as F
 
@@ -134,13 +137,12 @@ def test_pace_labels_reuses_one_fit_with_the_same_picks(zoo, monkeypatch, reduce
     M, N, K = 3, 260, 4
     y = r.integers(0, K, N)
     P = softmax(r.normal(size=(M, N, K)) + 2.0 * np.eye(K)[y][None])
-    # 8 well-separated blobs: PACE's rule keeps the full features ("auto" does not reduce)
-    feats = [r.normal(size=(N, 6)) + 12.0 * np.eye(8, 6)[np.arange(N) % 8]] * M
+    feats = [r.normal(size=(N, 6)) + 12.0 * np.eye(8, 6)[np.arange(N) % blobs]] * M
     budgets, runs = [10, 40, 200], 2
     fits = []
     real_fit = reg.pace_fit
-    monkeypatch.setattr(reg, "pace_fit", lambda *a, **k: fits.append(real_fit(*a, **k, reduce=reduce))
-                        or fits[-1])
+    monkeypatch.setattr(reg, "pace_fit", lambda *a, **k: fits.append(
+        real_fit(*a, **(k if reduce is None else {**k, "reduce": reduce}))) or fits[-1])
     got = call("fewlabel", "PACE+labels", P, y, budgets, 3, runs, features=feats)
     n_fits = len(fits)
     Y = P.argmax(2)
@@ -148,8 +150,14 @@ def test_pace_labels_reuses_one_fit_with_the_same_picks(zoo, monkeypatch, reduce
         for j, b in enumerate(budgets):
             idx = call("select", "PACE", P, b, 3 + 1000 * rr + j, features=feats)
             np.testing.assert_array_equal(got.accuracy[rr, j], F.labelled_accuracy(Y, idx, y[idx]))
-    assert {f.reduced for f in fits[:n_fits]} == {reduce == "always"}
-    assert n_fits == (1 if reduce == "auto" else runs * len(budgets))
+    reduced = reduce == "always" or blobs == 1
+    assert {f.reduced for f in fits[:n_fits]} == {reduced}
+    assert n_fits == (runs * len(budgets) if reduced else 1)
+    if reduced:  # the rule ran on the first fit only
+        assert [f.config.reduce for f in fits[:n_fits]] == [reduce or "auto"] + [
+            reduce or "always"] * (n_fits - 1)
+        assert ["cluster_full" in f.timings for f in fits[:n_fits]] == [reduce is None] + [
+            False] * (n_fits - 1)
 
 
 def test_laf_on_one_blas_thread_ranks_as_laf_core():

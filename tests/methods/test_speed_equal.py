@@ -282,3 +282,78 @@ def test_kth_and_count_equals_the_float64_rows(kw):
         assert E.kth_and_count(src, k, tgt, **kw) == (t, int(np.count_nonzero(xt >= t)))
         got64 = E.kth_and_count(src.astype(np.float64), k, tgt.astype(np.float64), **kw)
         assert got64[1] == int(np.count_nonzero(plogp_rows(tgt.astype(np.float64), **kw) >= got64[0]))
+
+
+# ------------------------------------------------ work shared per stack (arrays.memo)
+
+
+def _old_agreement_matrix(Y):
+    """estimators.agreement_matrix before the memo: the pairwise loop, recomputed per call."""
+    M = Y.shape[0]
+    out = np.ones((M, M))
+    for a in range(M):
+        out[a, a + 1:] = (Y[a + 1:] == Y[a]).mean(axis=1)
+        out[a + 1:, a] = out[a, a + 1:]
+    return out
+
+
+def _memo_zoo(seed, M=5, N=300, K=6):
+    r = np.random.default_rng(seed)
+    y = r.integers(0, K, N)
+    logit = r.normal(size=(M, N, K)) + (1.0 + 0.4 * np.arange(M))[:, None, None] * np.eye(K)[y]
+    return softmax(logit), y
+
+
+def test_cot_cott_through_the_registry_equal_per_model_calls():
+    # COT and COTT share the target transports and COTT's source thresholds are computed once per
+    # source stack: bit-equal to cot.cot / cot.cott per model (the registry's calls before), for
+    # several target sets against one source, in either order of the two methods, and for
+    # other source labels on the same stacks (a memo keyed without the labels would fail)
+    from labelfree.methods import cot as C
+
+    Ps, ys = _memo_zoo(0)
+    targets = [_memo_zoo(s)[0] for s in (1, 2)]
+    ys2 = np.roll(ys, 7)
+    for labels in (ys, ys2):
+        for i, P in enumerate(targets):
+            order = ("COT", "COTT") if i == 0 else ("COTT", "COT")
+            got = {name: call("estimate", name, P, source_probs=Ps, source_labels=labels)
+                   for name in order}
+            want_cot = [C.cot(P[m], labels).accuracy for m in range(len(P))]
+            want_cott = [C.cott(P[m], Ps[m], labels).accuracy for m in range(len(P))]
+            np.testing.assert_array_equal(got["COT"], want_cot)
+            np.testing.assert_array_equal(got["COTT"], want_cott)
+
+
+def test_memo_per_array_object_and_dropped_with_it():
+    import gc
+
+    from labelfree.methods import arrays as A
+
+    P, _ = _memo_zoo(3)
+    Y = A.predictions(P)
+    assert A.predictions(P) is Y and not Y.flags.writeable
+    np.testing.assert_array_equal(Y, P.argmax(axis=2))
+    Q = P.copy()  # another object with the same values: its own entry
+    assert A.predictions(Q) is not Y
+    calls = []
+    assert A.memo(Q, "k", lambda: calls.append(1) or 5) == 5
+    assert A.memo(Q, "k", lambda: calls.append(1) or 6) == 5 and calls == [1]
+    i = id(Q)
+    del Q
+    gc.collect()
+    assert i not in A._MEMO
+
+
+def test_gde_aline_with_shared_agreement_equal_old():
+    Ps, ys = _memo_zoo(4, M=6)
+    P, _ = _memo_zoo(5, M=6)
+    Y, Ys = P.argmax(2), Ps.argmax(2)
+    got_gde = call("estimate", "GDE", P)
+    np.testing.assert_array_equal(got_gde, 1.0 - (1.0 - _old_agreement_matrix(Y)).sum(axis=1) / 5)
+    for name in ("ALine-S", "ALine-D"):
+        got = call("estimate", name, P, source_probs=Ps, source_labels=ys)
+        # the same ALine with agreement matrices recomputed from fresh prediction arrays
+        r = E.aline(Ys.copy(), (Ys == ys[None]).mean(axis=1), Y.copy())
+        np.testing.assert_array_equal(got, r.aline_s if name == "ALine-S" else r.aline_d)
+    np.testing.assert_array_equal(E.agreement_matrix(Y.copy()), _old_agreement_matrix(Y))

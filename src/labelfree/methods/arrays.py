@@ -8,7 +8,10 @@ method computes with them; storage may stay float32 (converted one model at a ti
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import threading
+import weakref
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -40,9 +43,43 @@ def stack(probs: np.ndarray | Sequence[np.ndarray], name: str = "probs") -> np.n
     return P
 
 
+_MEMO: dict[int, dict[Hashable, Any]] = {}
+_MEMO_LOCK = threading.Lock()
+
+
+def memo(arr: np.ndarray, key: Hashable, fn: Callable[[], Any]) -> Any:
+    """``fn()``, computed once per (array object, key) while the array lives: the methods of a
+    scorecard share what they derive from one set's stack (its argmax, the models' pairwise
+    agreement, COT's transports) and, through the source set's stack, what they derive from the
+    source once per zoo. Entries are dropped when the array is garbage collected; an array
+    changed in place after a call would get stale values (the scorecard never changes them).
+    Results are returned as stored: callers must not modify them."""
+    if not isinstance(arr, np.ndarray):
+        return fn()
+    i = id(arr)
+    with _MEMO_LOCK:
+        box = _MEMO.get(i)
+        if box is None:
+            box = _MEMO[i] = {}
+            weakref.finalize(arr, _MEMO.pop, i, None)
+        if key in box:
+            return box[key]
+    val = fn()
+    with _MEMO_LOCK:
+        if _MEMO.get(i) is box:
+            box.setdefault(key, val)
+    return val
+
+
 def predictions(P: np.ndarray) -> np.ndarray:
-    """Argmax predictions (M, N) int64, ties to the lowest index (reading R1)."""
-    return np.asarray(P).argmax(axis=-1).astype(np.int64)
+    """Argmax predictions (M, N) int64, ties to the lowest index (reading R1); one argmax per
+    array object (:func:`memo`), read-only."""
+    def f() -> np.ndarray:
+        Y = np.asarray(P).argmax(axis=-1).astype(np.int64)
+        Y.flags.writeable = False
+        return Y
+
+    return memo(P, "predictions", f)
 
 
 def accuracy(P: np.ndarray, labels: np.ndarray) -> np.ndarray:

@@ -113,39 +113,38 @@ class CotResult:
     costs: np.ndarray
 
 
-def cot(
+def target_costs(
     P: np.ndarray, y_src: np.ndarray, *, label_dist: str = "empirical", seed: int = 10,
     batch_size: int = BATCH, solver: str = "certified",
-) -> CotResult:
-    """COT: the W1 transport cost between the label multiset and the target softmax rows (reading R5).
-
-    Single batch when n <= 10000; otherwise ceil(n / 10000) batches of 10000 rows drawn with
-    replacement (``random.Random(seed).choices``), each with a fresh multiset; errors averaged.
-    The multiset RNG is re-seeded with ``seed`` before each multiset, as ``sample_label_dist`` does.
-    """
+) -> list[np.ndarray]:
+    """Per batch, the matched costs of the target rows against a fresh label multiset (reading
+    R5): the transports COT and COTT both solve on the target (same batches, multisets and
+    solver), so one call serves both (:func:`cot_from_costs`, :func:`cott_from_costs`)."""
     P = np.asarray(P, dtype=np.float64)
     n, K = P.shape
     d = label_distribution(y_src, K, label_dist)
-    errs, costs = [], []
+    costs = []
     for idx in _batches(n, seed, batch_size):
         Pb = P if idx is None else P[idx]
-        c = _matched_costs(Pb, label_counts(d, len(Pb), random.Random(seed)), solver)
-        errs.append(float(c.mean()))
-        costs.append(c)
-    err = float(np.mean(errs))
+        costs.append(_matched_costs(Pb, label_counts(d, len(Pb), random.Random(seed)), solver))
+    return costs
+
+
+def cot_from_costs(costs: list[np.ndarray]) -> CotResult:
+    """COT from :func:`target_costs`: per batch the mean matched cost, errors averaged."""
+    err = float(np.mean([float(c.mean()) for c in costs]))
     return CotResult(err, 1.0 - err, np.concatenate(costs))
 
 
-def cott(
-    P: np.ndarray, P_src: np.ndarray, y_src: np.ndarray, *, label_dist: str = "empirical",
-    seed: int = 10, threshold_rule: str = "code", batch_size: int = BATCH, solver: str = "certified",
-) -> CotResult:
-    """COTT (reading R5): threshold tau from the source OT with the true labels (unhalved costs); the
-    error is the fraction of target matched costs strictly above tau."""
-    P = np.asarray(P, dtype=np.float64)
+def cott_threshold(
+    P_src: np.ndarray, y_src: np.ndarray, K: int, *, threshold_rule: str = "code",
+    batch_size: int = BATCH, solver: str = "certified",
+) -> float:
+    """COTT's threshold tau (reading R5) from the source OT with the true labels (unhalved costs):
+    ``sort(-2 c)[n_inc - 1]`` (``'code'``) or ``[n_inc]`` (``'exact'``). It reads the source set
+    only, so a zoo's target sets share it per model."""
     Ps = np.asarray(P_src, dtype=np.float64)
     ys = np.asarray(y_src, dtype=np.int64)
-    K = P.shape[1]
     if len(Ps) > batch_size:
         import torch  # deferred: seconds per job start; only a source above batch_size needs it
 
@@ -158,17 +157,41 @@ def cott(
         if n_inc == 0:
             warnings.warn("COTT: perfect source accuracy; index -1 wraps (docs/methods.md, reading R5)",
                           stacklevel=2)
-        t = s[n_inc - 1]
-    elif threshold_rule == "exact":
-        t = s[n_inc] if n_inc < len(s) else np.inf
-    else:
-        raise MethodInputError(f"COTT threshold_rule must be 'code' or 'exact', got {threshold_rule!r}")
-    d = label_distribution(y_src, K, label_dist)
-    errs, costs = [], []
-    for idx in _batches(len(P), seed, batch_size):
-        Pb = P if idx is None else P[idx]
-        c = _matched_costs(Pb, label_counts(d, len(Pb), random.Random(seed)), solver)
-        errs.append(float(np.mean(-2.0 * c < t)))
-        costs.append(c)
-    err = float(np.mean(errs))
+        return s[n_inc - 1]
+    if threshold_rule == "exact":
+        return s[n_inc] if n_inc < len(s) else np.inf
+    raise MethodInputError(f"COTT threshold_rule must be 'code' or 'exact', got {threshold_rule!r}")
+
+
+def cott_from_costs(costs: list[np.ndarray], t: float) -> CotResult:
+    """COTT from :func:`target_costs` and :func:`cott_threshold`: per batch the fraction of
+    target matched costs strictly above tau (``-2 c < t``), errors averaged."""
+    err = float(np.mean([float(np.mean(-2.0 * c < t)) for c in costs]))
     return CotResult(err, 1.0 - err, np.concatenate(costs))
+
+
+def cot(
+    P: np.ndarray, y_src: np.ndarray, *, label_dist: str = "empirical", seed: int = 10,
+    batch_size: int = BATCH, solver: str = "certified",
+) -> CotResult:
+    """COT: the W1 transport cost between the label multiset and the target softmax rows (reading R5).
+
+    Single batch when n <= 10000; otherwise ceil(n / 10000) batches of 10000 rows drawn with
+    replacement (``random.Random(seed).choices``), each with a fresh multiset; errors averaged.
+    The multiset RNG is re-seeded with ``seed`` before each multiset, as ``sample_label_dist`` does.
+    """
+    return cot_from_costs(target_costs(P, y_src, label_dist=label_dist, seed=seed,
+                                       batch_size=batch_size, solver=solver))
+
+
+def cott(
+    P: np.ndarray, P_src: np.ndarray, y_src: np.ndarray, *, label_dist: str = "empirical",
+    seed: int = 10, threshold_rule: str = "code", batch_size: int = BATCH, solver: str = "certified",
+) -> CotResult:
+    """COTT (reading R5): threshold tau from the source OT with the true labels (unhalved costs); the
+    error is the fraction of target matched costs strictly above tau."""
+    K = np.shape(P)[1]
+    t = cott_threshold(P_src, y_src, K, threshold_rule=threshold_rule, batch_size=batch_size,
+                       solver=solver)
+    return cott_from_costs(target_costs(P, y_src, label_dist=label_dist, seed=seed,
+                                        batch_size=batch_size, solver=solver), t)

@@ -14,7 +14,7 @@ import numpy as np
 import scipy.linalg
 from scipy.stats import norm
 
-from labelfree.methods.arrays import MethodInputError
+from labelfree.methods.arrays import MethodInputError, memo
 from labelfree.numerics import PLOGP_ROWS, plogp_rows
 from labelfree.syp.indicators import FeatureStats
 from labelfree.syp.indicators import frechet_distance as syp_fd
@@ -372,14 +372,20 @@ def doc(P: np.ndarray, P_src: np.ndarray, y_src: np.ndarray) -> float:
 
 
 def agreement_matrix(preds: np.ndarray) -> np.ndarray:
-    """Pairwise agreement ``mean_i [yhat_a,i == yhat_b,i]`` of (M, N) predictions -> (M, M)."""
-    Y = np.asarray(preds)
-    M = Y.shape[0]
-    out = np.ones((M, M))
-    for a in range(M):
-        out[a, a + 1:] = (Y[a + 1:] == Y[a]).mean(axis=1)
-        out[a + 1:, a] = out[a, a + 1:]
-    return out
+    """Pairwise agreement ``mean_i [yhat_a,i == yhat_b,i]`` of (M, N) predictions -> (M, M),
+    computed once per predictions array (``arrays.memo``: GDE and ALine read the same matrix of
+    a set, ALine the source set's once per zoo); read-only."""
+    def f() -> np.ndarray:
+        Y = np.asarray(preds)
+        M = Y.shape[0]
+        out = np.ones((M, M))
+        for a in range(M):
+            out[a, a + 1:] = (Y[a + 1:] == Y[a]).mean(axis=1)
+            out[a + 1:, a] = out[a, a + 1:]
+        out.flags.writeable = False
+        return out
+
+    return memo(preds, "agreement_matrix", f)
 
 
 def gde(preds: np.ndarray, partner: str | dict[int, int] = "mean_others") -> np.ndarray:

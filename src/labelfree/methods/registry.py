@@ -17,6 +17,7 @@ five study packages never import this module; their methods are registered here.
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +32,7 @@ from labelfree.laf.core import rank as laf_rank
 from labelfree.methods import cot as _cot
 from labelfree.methods import estimators as E
 from labelfree.methods import fewlabel as F
-from labelfree.methods.arrays import MethodInputError, n_workers, predictions, stack
+from labelfree.methods.arrays import MethodInputError, memo, n_workers, predictions, stack
 from labelfree.numerics import plogp_rows
 from labelfree.pace.core import PaceConfig
 from labelfree.pace.core import fit as pace_fit
@@ -130,12 +131,18 @@ def _each(P: np.ndarray, f: Callable[[np.ndarray], float]) -> np.ndarray:
 def _each_threaded(P: np.ndarray, f: Callable[[int], float]) -> np.ndarray:
     """``f(m)`` for every model m on ``n_workers()`` threads, each with single-threaded BLAS (for
     work that releases the GIL: POT's ``ot.emd``, LAPACK, large NumPy kernels)."""
+    return np.array(_map_threaded(P, f), dtype=np.float64)
+
+
+def _map_threaded(P: np.ndarray, f: Callable[[int], Any]) -> list[Any]:
+    """``[f(m) for m in range(M)]`` on ``n_workers()`` threads as :func:`_each_threaded`, any
+    result type."""
     M = P.shape[0]
     w = min(M, n_workers())
     if w <= 1:
-        return np.array([f(m) for m in range(M)], dtype=np.float64)
+        return [f(m) for m in range(M)]
     with threadpool_limits(1, user_api="blas"), ThreadPoolExecutor(max_workers=w) as pool:
-        return np.array(list(pool.map(f, range(M))), dtype=np.float64)
+        return list(pool.map(f, range(M)))
 
 
 def _src(ctx: dict[str, Any], P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -208,24 +215,42 @@ register("ATC-NE", "estimate", ["source_probs", "source_labels"],
     _atc("NE"))
 
 
+def _digest(y: np.ndarray) -> tuple[str, tuple[int, ...], str]:
+    """A key for labels' content (memo keys: the same stack may be scored against other labels)."""
+    y = np.ascontiguousarray(y)
+    return y.dtype.str, y.shape, hashlib.blake2b(y.tobytes(), digest_size=16).hexdigest()
+
+
+def _cot_target(P: np.ndarray, ys: np.ndarray) -> list[list[np.ndarray]]:
+    """Per model COT's target transports (``cot.target_costs``), once per stack and labels: COT
+    and COTT solve the same ones (reading R5)."""
+    return memo(P, ("cot.target_costs", _digest(ys)),
+                lambda: _map_threaded(P, lambda m: _cot.target_costs(P[m], ys)))
+
+
 @register("COT", "estimate", ["source_labels"],
           cite="Lu et al., NeurIPS 2023; luyuzhe111/COT@392c0ff run_estimation.py",
           note="exact n x K transport (certified cycle cancelling, equal to POT ot.emd); "
-          "models on n_workers() threads")
+          "models on n_workers() threads; the target transports are shared with COTT")
 def _cot_est(P: np.ndarray, **ctx: Any) -> np.ndarray:
     ys = np.asarray(ctx["source_labels"])
-    return _each_threaded(P, lambda m: _cot.cot(P[m], ys).accuracy)
+    return np.array([_cot.cot_from_costs(c).accuracy for c in _cot_target(P, ys)])
 
 
 @register("COTT", "estimate", ["source_probs", "source_labels"],
           cite="Lu et al., NeurIPS 2023; luyuzhe111/COT@392c0ff utils.py::compute_cott",
           note="exact n x K transport (certified cycle cancelling, equal to POT ot.emd); "
-          "models on n_workers() threads")
+          "models on n_workers() threads; the target transports are COT's, the source "
+          "thresholds computed once per source stack")
 def _cott_est(P: np.ndarray, **ctx: Any) -> np.ndarray:
     Ps, ys = _src(ctx, P)
+    K = P.shape[2]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return _each_threaded(P, lambda m: _cot.cott(P[m], Ps[m], ys).accuracy)
+        t = memo(Ps, ("cot.cott_threshold", _digest(ys), K),
+                 lambda: _map_threaded(Ps, lambda m: _cot.cott_threshold(Ps[m], ys, K)))
+        costs = _cot_target(P, ys)
+    return np.array([_cot.cott_from_costs(c, tm).accuracy for c, tm in zip(costs, t, strict=True)])
 
 
 @register("GDE", "estimate", cite="Jiang et al., ICLR 2022 (partner = mean over others; docs/methods.md, R8)")
@@ -346,28 +371,31 @@ def _pace(P: np.ndarray, budget: int, seed: int, **ctx: Any) -> np.ndarray:
     return _pace_fit(_guide(P, ctx), seed, budget).select(budget).indices
 
 
-def _pace_fit(X: np.ndarray, seed: int, n_max: int) -> Any:
+def _pace_fit(X: np.ndarray, seed: int, n_max: int, reduce: str = "auto") -> Any:
     """PACE's clustering and cached orders (``labelfree.pace.core.fit``) on the guide ``X``, as
-    ``pace.core.select`` fits them for a budget up to ``n_max``."""
+    ``pace.core.select`` fits them for a budget up to ``n_max``. ``reduce='always'`` skips the
+    quality rule's clustering of the unreduced guide: for a guide the rule already reduced
+    (the rule does not read the seed) it is the same fit."""
     mcs = max(2, min(80, X.shape[0] // 10))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return pace_fit(X, seed=seed, min_cluster_size=mcs,
-                        n_max=max(PaceConfig().n_max, n_max))
+                        n_max=max(PaceConfig().n_max, n_max), reduce=reduce)
 
 
 def _pace_picker(P: np.ndarray, ctx: dict[str, Any], n_max: int) -> Callable[[int, int], np.ndarray]:
     """PACE picks for (budget, seed) pairs of one zoo: one fit serves every pair when it did not
     reduce the features (the seed reaches PACE only through the reducer; selections of smaller
-    budgets are prefixes of the cached orders), else one fit per seed. Same picks as
+    budgets are prefixes of the cached orders), else one fit per seed, each without the rule's clustering of
+    the unreduced guide after the first (``_pace_fit``, ``reduce='always'``). Same picks as
     ``call("select", "PACE", ...)`` per pair (tested)."""
     X = _guide(P, ctx)
     fits: dict[int | None, Any] = {}
 
     def pick(budget: int, seed: int) -> np.ndarray:
         f = fits.get(None) or fits.get(seed)
-        if f is None:
-            f = _pace_fit(X, seed, n_max)
+        if f is None:  # fits so far, if any, were reduced by the rule: it is seed-free
+            f = _pace_fit(X, seed, n_max, "always" if fits else "auto")
             fits[seed if f.reduced else None] = f
         return f.select(budget).indices
 
