@@ -105,6 +105,8 @@ def main() -> None:
     ap.add_argument("--max-mae", type=float, default=0.10)
     ap.add_argument("--out", default="bench/results/answer_coverage")
     ap.add_argument("--zoos", nargs="*", default=None, help="only these zoos (default: all)")
+    ap.add_argument("--names", nargs="*", default=None,
+                    help="a name per run tree for the results (default: its path)")
     ap.add_argument("--from-json", type=Path, help="re-render the markdown of a saved result")
     a = ap.parse_args()
     if a.from_json:
@@ -115,13 +117,15 @@ def main() -> None:
     out = {"machine": f"{cpu_model()}, {platform.machine()}", "commit": commit,
            "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"), "level": a.level,
            "max_mae": a.max_mae, "runs": {}}
-    for run in a.runs:
+    if a.names and len(a.names) != len(a.runs):
+        ap.error(f"--names gives {len(a.names)} names for {len(a.runs)} run trees")
+    for run, name in zip(a.runs, a.names or [str(r) for r in a.runs], strict=True):
         zoos = sorted(d.name for d in (run / "results" / "infer").iterdir() if d.is_dir()
                       and (not a.zoos or d.name in a.zoos))
-        out["runs"][str(run)] = []
+        out["runs"][name] = []
         for z in zoos:
-            out["runs"][str(run)].append(one_zoo(run, z, a.level, a.max_mae))
-            print(f"{run} {z}: {out['runs'][str(run)][-1].get('seconds', 0):.0f} s",
+            out["runs"][name].append(one_zoo(run, z, a.level, a.max_mae))
+            print(f"{name} {z}: {out['runs'][name][-1].get('seconds', 0):.0f} s",
                   file=sys.stderr, flush=True)
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(f"{a.out}.json").write_text(json.dumps(out, indent=1, default=float) + "\n")

@@ -161,6 +161,35 @@ def parse_methods_scorecard(text: str) -> Measured:
     return Measured(value, not slow and not skipped)
 
 
+def parse_answer_coverage(text: str) -> Measured:
+    """Issue 33: the answer's intervals cover the true accuracy at their stated level within 5
+    points, on every zoo with bounded intervals (zoos without any are listed, not judged); one
+    section per run tree (``## <run>``)."""
+    level = re.search(r"Stated level (\d+) %", text)
+    judged, unjudged, run = [], [], ""
+    for line in text.splitlines():
+        if line.startswith("## "):
+            run = line[3:].strip("` ")
+            continue
+        cells = _table_rows(line)
+        if not cells or len(cells[0]) < 7 or cells[0][0] == "zoo":
+            continue
+        c = cells[0]
+        name = f"{run}: {c[0]}" if run else c[0]
+        verdict = c[6].strip("* ")
+        if verdict.startswith(("yes", "no")):
+            judged.append((name, c[5], verdict.startswith("yes")))
+        else:
+            unjudged.append(name)
+    if not judged:
+        return Measured("no zoo with bounded intervals in the file")
+    value = (f"{level.group(1) if level else '?'} % intervals, coverage of the bounded ones: "
+             + ", ".join(f"{z} {cov} %" for z, cov, _ in judged))
+    if unjudged:
+        value += f"; not judged (no bounded interval, or no labelled set): {', '.join(unjudged)}"
+    return Measured(value, all(ok for *_, ok in judged))
+
+
 def parse_metamorphic_memory(text: str) -> Measured:
     """Peak RSS of the streamed steps does not grow with the dataset (largest vs smallest)."""
     by_step: dict[tuple[str, str], list[tuple[int, float]]] = {}
@@ -265,6 +294,12 @@ BENCHES = (
                 "--runs", "5", "--emd-models", "0", "--what", "one test set of the default "
                 "scorecard (config/config.yaml scorecard: digits zoos of 20 models)",
                 "--out", "bench/results/methods_scorecard_default.md")),
+    Bench("answer_coverage", "answer_coverage.py",
+          "the answer's 90 % prediction intervals cover the true accuracy within 5 points on "
+          "every zoo of the default run and on a prediction zoo (issue 33; reads the run in "
+          "results/ of this checkout: run README command one first)",
+          "bench/results/answer_coverage.md", parse_answer_coverage, 3,
+          args=(".", "--names", "default run", "--out", "bench/results/answer_coverage")),
     Bench("metamorphic_memory", "metamorphic_memory.py",
           "peak memory of the streamed data_prepare and metamorphic steps independent of the "
           "dataset size (x1.1 at most from the smallest to the largest; issue 16)",

@@ -681,8 +681,8 @@ CLAIMS = (
               "indicators help on corrupted sets (Sec. 4.2, Table 3)",
      "cause": "where the oracle row fails, oracle runs of this table sat on the constant-output "
               "plateau (with the authors' start: every H-only run and the LeNet's H+A runs; "
-              "docs/syp.md, reading R15), so its rows compare collapsed oracles; a LeNet "
-              "|H+A - H| of 0 then holds only because both are the constant predictor"},
+              "docs/syp.md, reading R15), so its rows compare collapsed oracles. Where the "
+              "oracle row holds (the He start), FD's drop is not the largest: not investigated"},
     {"id": "Table 4", "checks": ("Table 4: *",),
      "claim": "the oracle's capacity (expansion ratio r) changes its RMSE little (Sec. 4.2, "
               "Table 4)",
@@ -691,7 +691,9 @@ CLAIMS = (
     {"id": "Table 5", "checks": ("Table 5: *",),
      "claim": "without normalisation the RMSE is about ten times larger (Sec. 4.2, Table 5: "
               "32.99 against 3.16), near a constant predictor's",
-     "cause": "not investigated"},
+     "cause": "the unnormalised run diverges to a saturated sigmoid, at 0 % in half of the "
+              "default run's runs and at 100 % in the others, so its RMSE is not the constant-100 "
+              "% predictor's (docs/syp.md, reading R15)"},
     {"id": "Figs. 4-7", "checks": ("Figs. 4-5: *",),
      "claim": "the predictions track the meta-sets' accuracy, worst on the long tail of "
               "low-accuracy sets (Sec. 4.1, Figs. 4-7)",
