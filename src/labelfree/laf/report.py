@@ -605,6 +605,15 @@ def _check_ablation(checks: _Checks, det: pd.DataFrame, plain: Sequence[str]) ->
             )
 
 
+def _paired(laf: pd.Series, per_set: pd.Series, method: str) -> pd.DataFrame:
+    """LaF's and ``method``'s Spearman side by side on the test sets where both have one
+    (columns ``laf``, ``base``; empty when the method never ran)."""
+    if method not in per_set.index.get_level_values("method"):
+        return pd.DataFrame(columns=["laf", "base"])
+    base = per_set.xs(method, level="method")
+    return pd.concat({"laf": laf, "base": base}, axis=1, join="inner")
+
+
 def _check_not_expected(
     checks: _Checks, met: pd.DataFrame, p_laf: pd.DataFrame, plain: Sequence[str]
 ) -> None:
@@ -620,13 +629,7 @@ def _check_not_expected(
     per_set = samp.groupby(["method", "zoo", "testset"]).spearman.mean().dropna()
     laf = p_laf.set_index(["zoo", "testset"]).spearman.dropna()
     for method in ("SDS", "CES-best"):
-        methods = per_set.index.get_level_values("method")
-        base = per_set.xs(method, level="method") if method in methods else None
-        pair = (
-            pd.concat({"laf": laf, "base": base}, axis=1, join="inner")
-            if base is not None
-            else pd.DataFrame(columns=["laf", "base"])
-        )
+        pair = _paired(laf, per_set, method)
         l_mean, m_mean = pair.laf.mean(), pair.base.mean()
         checks.add(
             f"x LaF > {method}",
@@ -642,13 +645,7 @@ def _check_not_expected(
     # RQ2 (Table 6): the same comparison on the corruption sets alone, against Random and SDS.
     corr = p_laf[p_laf.group == "corruption"].set_index(["zoo", "testset"]).spearman.dropna()
     for method in ("Random", "SDS"):
-        methods = per_set.index.get_level_values("method")
-        base = per_set.xs(method, level="method") if method in methods else None
-        pair = (
-            pd.concat({"laf": corr, "base": base}, axis=1, join="inner")
-            if base is not None
-            else pd.DataFrame(columns=["laf", "base"])
-        )
+        pair = _paired(corr, per_set, method)
         l_mean, m_mean = pair.laf.mean(), pair.base.mean()
         checks.add(
             f"x corruptions LaF > {method}",
