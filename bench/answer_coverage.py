@@ -3,10 +3,10 @@
 For each zoo of ``RUN/results/infer`` the stored logits and the test sets' labels go through the
 same library functions the workflow's ``answer`` rule calls (``labelfree.answer.build``): the
 estimator chosen on the zoo's other labelled shifted sets, its split-conformal interval at
-``--level``. Coverage is the share of (labelled shifted set, model) rows whose interval holds the
+``--level`` with the set as the exchangeable unit (too few held-out sets: 0-100 %). Coverage is the share of (labelled shifted set, model) rows whose interval holds the
 true accuracy, each set left out of its own calibration (``labelfree.answer.coverage``); width
 is the mean interval width in accuracy points (finite intervals only; the share of 0-100 %
-intervals, too few held-out cases for the level, is reported apart). Target: coverage within 5
+intervals, too few held-out sets for the level, is reported apart). Target: coverage within 5
 points of the stated level.
 
     python bench/answer_coverage.py RUN [RUN ...] [--level 0.9] [--zoos Z ...]
@@ -85,7 +85,8 @@ def one_zoo(run: Path, zoo: str, level: float, max_mae: float) -> dict:
     width = 100 * (finite["interval_high"] - finite["interval_low"])
     per_set = rows.groupby("testset", sort=False).agg(
         estimator=("estimator", "first"), covered=("covered", "mean"),
-        evidence_mae=("evidence_mae", "first"), halfwidth=("halfwidth", "first"))
+        evidence_mae=("evidence_mae", "first"), halfwidth=("halfwidth", "first"),
+        evidence_sets=("evidence_sets", "first"))
     return {
         "zoo": zoo, "models": len(models), "testsets": len(logits),
         "labelled_shifted_sets": int(rows["testset"].nunique()), "rows": n,
@@ -94,6 +95,7 @@ def one_zoo(run: Path, zoo: str, level: float, max_mae: float) -> dict:
         "trusted_sets": int(table.groupby("testset")["trusted"].first().sum()),
         "estimators": per_set["estimator"].value_counts().to_dict(),
         "seconds": seconds, "note": "" if n else "no labelled shifted set: coverage not measurable",
+        "min_sets": answer.min_cases(level),
         "per_set": per_set.reset_index().to_dict("records"),
     }
 
@@ -137,15 +139,16 @@ def markdown(out: dict) -> str:
     lvl = 100 * out["level"]
     lines = ["# Answer intervals: coverage and width", "",
              f"Machine: {out['machine']}; commit {out['commit']}; {out['date']}. Stated level "
-             f"{lvl:.0f} % (split-conformal over the zoo's other labelled shifted sets and models, "
-             "each set left out of its own calibration; `bench/answer_coverage.py`). Target: "
-             "coverage within 5 points of the level.", ""]
+             f"{lvl:.0f} % (split-conformal over the zoo's other labelled shifted sets, each set "
+             "one exchangeable unit and left out of its own calibration; "
+             "`bench/answer_coverage.py`). Target: coverage within 5 points of the level.", ""]
     if out.get("note"):
         lines += [out["note"], ""]
     lines += ["Coverage counts every labelled shifted (set, model) row; an interval of 0-100 % "
-              "(too few held-out cases for the level: a zoo of one model, or a single labelled "
-              "shifted set) covers trivially, so the coverage of the bounded intervals alone is "
-              "given beside it, and the verdict is on the bounded ones where there are any.", ""]
+              "(too few held-out labelled shifted sets for the level: the answer then says no "
+              "label-free estimate is trustworthy and recommends labelling PACE's picks) covers "
+              "trivially, so the coverage of the bounded intervals alone is given beside it, and "
+              "the verdict is on the bounded ones where there are any.", ""]
     for run, zoos in out["runs"].items():
         lines += [f"## `{run}`", "",
                   "| zoo | models | labelled shifted sets | (set, model) rows | coverage % | "
@@ -174,11 +177,16 @@ def _row(z: dict, lvl: float) -> str:
           if abs(100 * judged - lvl) <= 5 else
           "no (over)" if 100 * judged > lvl else "**no (under)**")
     est = ", ".join(f"{k} {v}" for k, v in z["estimators"].items())
+    note = z["note"]
+    if not bounded and z.get("min_sets"):
+        held = max(int(r["evidence_sets"]) for r in z["per_set"])
+        note = (f"at most {held} held-out labelled shifted sets per set, {z['min_sets']} needed "
+                f"for a bounded {lvl:.0f} % interval" + (f"; {note}" if note else ""))
     width = z["mean_width_points"]
     return (f"| {z['zoo']} | {z['models']} | {z['labelled_shifted_sets']} | {z['rows']} | "
             f"{_pts(z['coverage'])} | {_pts(bcov)} | {ok} | "
             f"{'—' if width != width else f'{width:.1f}'} | {100 * z['share_unbounded']:.0f} | "
-            f"{z['trusted_sets']}/{z['testsets']} | {est} | {z['note']} |")
+            f"{z['trusted_sets']}/{z['testsets']} | {est} | {note} |")
 
 
 if __name__ == "__main__":

@@ -11,12 +11,14 @@ For every test set of the zoo:
   labelled source set, else average confidence (AC);
 - the headline interval is a split-conformal prediction interval for the true accuracy at a
   stated level (Vovk et al., Algorithmic Learning in a Random World, 2005; Lei et al., JASA
-  2018) from the chosen estimator's absolute errors on those held-out sets; the percentile
-  bootstrap over the test set's inputs stays as a second column, the sampling spread;
+  2018) from the chosen estimator's absolute errors on those held-out sets, with the set as the
+  exchangeable unit (a shift moves every model's error on it together; the pooled-CDF rule of
+  Dunn, Wasserman and Ramdas, JASA 2023, for a new group); the percentile bootstrap over the
+  test set's inputs stays as a second column, the sampling spread;
 - the true accuracy is shown where the test set has labels, and the coverage of the intervals is
   measured on the labelled shifted sets, each left out of its own calibration;
-- when no estimator is trustworthy (no evidence, too few cases for the level, or a held-out MAE
-  above the threshold) the answer says so first and recommends labelling PACE's picks.
+- when no estimator is trustworthy (no evidence, too few held-out sets for the level, or a
+  held-out MAE above the threshold) the answer says so first and recommends labelling PACE's picks.
 
 PACE (Chen et al., TOSEM 2020; registry ``select/PACE``), run on the top-ranked model's output
 probabilities, then picks the ``budget`` inputs of the headline test set (the first one unless
@@ -122,13 +124,19 @@ def headline_first(testsets: Sequence[str], headline: str | None) -> list[str]:
 class Choice:
     """The estimator chosen for one test set and the evidence behind it: the other labelled
     shifted sets it was judged on (``sets``), how they were picked (``basis``), its absolute errors
-    there (one per set and model, ``errors``) and their mean (``mae``; NaN without evidence)."""
+    there (one array of per-model errors per set, ``by_set``), all of them (``errors``) and their
+    mean (``mae``; NaN without evidence)."""
 
     method: str
     basis: str
     sets: tuple[str, ...]
-    errors: np.ndarray
+    by_set: tuple[np.ndarray, ...]
     mae: float
+
+    @property
+    def errors(self) -> np.ndarray:
+        """Every (set, model) absolute error of the evidence, set by set."""
+        return np.concatenate(self.by_set) if self.by_set else np.empty(0)
 
 
 def label_free_estimates(sets: Sequence[TestSet], source: str | None,
@@ -173,7 +181,7 @@ def evidence_sets(target: str, labelled: Sequence[str], kinds: Mapping[str, str]
     """The sets that may judge estimators for ``target``: the zoo's labelled sets less ``target``
     itself (its own labels never choose) and less the source set (estimators are fitted on it);
     those of ``target``'s kind of shift where there are at least ``min_sets`` of them (enough
-    cases for a finite interval), else all. Returns the sets and how they were picked."""
+    sets for a finite interval), else all. Returns the sets and how they were picked."""
     other = [t for t in labelled if t != target and t != source]
     if kinds and target in kinds:
         same = [t for t in other if kinds.get(t) == kinds[target]]
@@ -186,8 +194,8 @@ def evidence_sets(target: str, labelled: Sequence[str], kinds: Mapping[str, str]
 
 
 def min_cases(level: float) -> int:
-    """The fewest held-out cases ``n`` with a finite split-conformal quantile at ``level``:
-    ``ceil((n + 1) * level) <= n``."""
+    """The fewest held-out sets ``n`` with a finite split-conformal quantile at ``level``:
+    ``ceil((n + 1) * level) <= n`` (9 at 0.9)."""
     n = 1
     while np.ceil((n + 1) * level) > n:
         n += 1
@@ -201,38 +209,52 @@ def choose_estimator(target: str, estimates: Mapping[str, Mapping[str, np.ndarra
     the one with the lowest mean absolute error over the models of :func:`evidence_sets`
     (``truth``: labelled set -> true accuracies); ties go to the registry's order. A method
     that fails on an evidence set is not a candidate. Sets of the same kind are preferred when
-    they hold enough (set, model) cases for a finite interval at ``level``
-    (:func:`min_cases`). Without evidence, the stated default:
-    ATC-MC when a labelled source set calibrates it (``has_source``), else AC."""
-    m = len(estimates[next(iter(estimates))][target]) if estimates else 1
-    sets, basis = evidence_sets(target, list(truth), kinds, source,
-                                min_sets=-(-min_cases(level) // max(m, 1)))
+    there are enough of them for a finite interval at ``level`` (:func:`min_cases`). Without
+    evidence, the stated default: ATC-MC when a labelled source set calibrates it
+    (``has_source``), else AC."""
+    sets, basis = evidence_sets(target, list(truth), kinds, source, min_sets=min_cases(level))
     best: Choice | None = None
     for name, by_set in estimates.items():
         if not np.all(np.isfinite(by_set[target])) or not sets:
             continue
-        err = np.concatenate([np.abs(by_set[t] - truth[t]) for t in sets])
+        errs = tuple(np.abs(by_set[t] - truth[t]) for t in sets)
+        err = np.concatenate(errs)
         if not np.all(np.isfinite(err)):
             continue
         if best is None or err.mean() < best.mae:
-            best = Choice(name, basis, sets, err, float(err.mean()))
+            best = Choice(name, basis, sets, errs, float(err.mean()))
     if best is not None:
         return best
     name = (DEFAULT_WITH_SOURCE if has_source and target != source
             and np.all(np.isfinite(estimates.get(DEFAULT_WITH_SOURCE, {}).get(target, np.nan)))
             else DEFAULT_WITHOUT_SOURCE)
-    return Choice(name, NO_EVIDENCE, (), np.empty(0), float("nan"))
+    return Choice(name, NO_EVIDENCE, (), (), float("nan"))
 
 
-def conformal_quantile(scores: np.ndarray, level: float) -> float:
-    """Split-conformal quantile of absolute errors (Vovk et al., Algorithmic Learning in a
-    Random World, 2005; Lei et al., JASA 2018, section 2.2): the ``ceil((n + 1) * level)``-th
-    smallest of the ``n`` scores, infinite when that exceeds ``n`` (too few scores for the
-    level). ``|estimate - truth| <= q`` then holds with probability at least ``level`` for a new
-    exchangeable case."""
-    s = np.sort(np.asarray(scores, dtype=float))
-    k = int(np.ceil((len(s) + 1) * level))
-    return float(s[k - 1]) if 1 <= k <= len(s) else float("inf")
+def conformal_quantile(by_set: Sequence[np.ndarray], level: float) -> float:
+    """Split-conformal quantile of absolute errors with the test set as the exchangeable unit
+    (Vovk et al., Algorithmic Learning in a Random World, 2005; Lei et al., JASA 2018, section
+    2.2; for grouped cases the pooled-CDF rule of Dunn, Wasserman and Ramdas, JASA 2023): with
+    ``F_j`` the share of set ``j``'s models whose error is at most ``t``, the smallest ``t`` with
+    ``sum_j F_j(t) >= level * (n + 1)`` over the ``n`` held-out sets; infinite when ``n <
+    level * (n + 1)`` (too few sets for the level, :func:`min_cases`). For a new set
+    exchangeable with the held-out ones, a model drawn from it is then covered with probability
+    at least ``level``. One set of one error each reduces to the textbook
+    ``ceil((n + 1) * level)``-th smallest score.
+
+    Why sets and not (set, model) cases: a shift moves every model's error on that set together,
+    so the cases of one set are not exchangeable draws; counting them as such under-covered on
+    the default run's pace_digits zoo (80 % at a stated 90 %, docs/methods.md, "The answer")."""
+    groups = [np.asarray(g, dtype=float).ravel() for g in by_set if len(g)]
+    n = len(groups)
+    need = level * (n + 1)
+    if n == 0 or n < need - 1e-9:
+        return float("inf")
+    vals = np.concatenate(groups)
+    weight = np.concatenate([np.full(len(g), 1.0 / len(g)) for g in groups])
+    order = np.argsort(vals, kind="stable")
+    k = int(np.searchsorted(np.cumsum(weight[order]), need - 1e-9))
+    return float(vals[order][min(k, len(vals) - 1)])
 
 
 def sampling_spread(name: str, probs: np.ndarray, ctx: dict, n_boot: int, seed: int,
@@ -265,7 +287,7 @@ def answer_table(models: Sequence[str], sets: Sequence[TestSet], source: str | N
     ``level`` (:func:`conformal_quantile` of its held-out errors), the bootstrap sampling spread
     (:func:`sampling_spread`), whether it is trusted (held-out MAE <= ``max_mae``), the true
     accuracy (NaN when unlabelled) and whether the interval covers it (labelled shifted sets).
-    Trusted also needs enough held-out cases for a finite interval at ``level``."""
+    Trusted also needs enough held-out sets for a finite interval at ``level``."""
     src = next((s for s in sets if s.name == source and s.labels is not None), None)
     est = label_free_estimates(sets, source, estimators)
     truth = {s.name: _accuracy(s) for s in sets if s.labels is not None}
@@ -276,7 +298,7 @@ def answer_table(models: Sequence[str], sets: Sequence[TestSet], source: str | N
                else np.full(m, np.nan))
         c = choose_estimator(s.name, est, truth, kinds, source, src is not None, level)
         e = est[c.method][s.name] if c.method in est else _estimate(c.method, s.probs, _ctx(s, src))
-        q = conformal_quantile(c.errors, level)
+        q = conformal_quantile(c.by_set, level)
         lo, hi = np.clip(e - q, 0, 1), np.clip(e + q, 0, 1)
         slo, shi = sampling_spread(c.method, s.probs, _ctx(s, src), n_boot, seed + k)
         true = truth.get(s.name, np.full(m, np.nan))
@@ -290,7 +312,8 @@ def answer_table(models: Sequence[str], sets: Sequence[TestSet], source: str | N
                 "estimated_accuracy": e[j], "interval_low": lo[j], "interval_high": hi[j],
                 "level": level, "spread_low": slo[j], "spread_high": shi[j],
                 "estimator": c.method, "evidence": " ".join(c.sets), "basis": c.basis,
-                "evidence_cells": len(c.errors), "evidence_mae": c.mae,
+                "evidence_sets": len(c.sets), "evidence_cells": len(c.errors),
+                "evidence_mae": c.mae,
                 "halfwidth": q, "trusted": bool(c.mae <= max_mae and np.isfinite(q)),
                 "covered": (float(lo[j] <= true[j] <= hi[j]) if scored else np.nan),
                 "true_accuracy": true[j], "inputs": s.probs.shape[1]})
@@ -386,8 +409,10 @@ def trust_lines(table: pd.DataFrame, plan: np.ndarray, plan_set: str, top_model:
     if not r.trusted:
         why = (f"no labelled shifted set to judge the estimators on ({r.estimator} is the stated "
                "default)" if r.basis == NO_EVIDENCE else
-               f"{r.evidence_cells} held-out (set, model) cases are too few for a "
-               f"{100 * r.level:.0f} % prediction interval (it would span 0-100 %)"
+               f"{r.evidence_sets} held-out labelled shifted sets are too few for a "
+               f"{100 * r.level:.0f} % prediction interval ({min_cases(r.level)} needed: a shift "
+               "moves every model's error on a set together, so the set is the unit; the "
+               "interval would span 0-100 %)"
                if not np.isfinite(r.halfwidth) else
                f"the best estimator on the held-out labelled sets, {r.estimator}, is off by "
                f"{_pct(r.evidence_mae)} points on average there, above the "
@@ -400,8 +425,9 @@ def trust_lines(table: pd.DataFrame, plan: np.ndarray, plan_set: str, top_model:
             f"), where its mean absolute error is {_pct(r.evidence_mae)} points over "
             f"{r.evidence_cells} (set, model) cases; a test set's own labels never choose its "
             f"estimator. The interval is a {100 * r.level:.0f} % split-conformal prediction "
-            "interval for the true accuracy from those held-out errors (Vovk et al. 2005; Lei "
-            "et al., JASA 2018); the sampling spread is a 95 % bootstrap over inputs.",
+            f"interval for the true accuracy from those held-out errors, each of the "
+            f"{r.evidence_sets} sets one exchangeable unit (Vovk et al. 2005; Lei et al., JASA "
+            "2018; Dunn et al., JASA 2023); the sampling spread is a 95 % bootstrap over inputs.",
             "", cov_text, "", f"To check with few labels, {label}."]
 
 
@@ -427,7 +453,8 @@ def summary_line(zoo: str, table: pd.DataFrame, plan: np.ndarray, max_mae: float
                 f"% {_interval(r.interval_low, r.interval_high)} ({100 * r.level:.0f} % "
                 f"prediction interval; {r.estimator}, chosen on held-out labelled sets){true}.")
     why = ("no labelled shifted set to judge estimators on" if r.basis == NO_EVIDENCE else
-           "too few held-out labelled cases for the interval" if not np.isfinite(r.halfwidth)
+           f"{r.evidence_sets} held-out labelled shifted sets, {min_cases(r.level)} needed for "
+           "the interval" if not np.isfinite(r.halfwidth)
            else f"the best estimator is off by {_pct(r.evidence_mae)} points on held-out sets, "
                 f"above the {100 * max_mae:.0f}-point threshold")
     return (head + f"no trustworthy label-free accuracy estimate ({why}): label the {len(plan)} "

@@ -26,14 +26,47 @@ from labelfree.numerics import softmax
 from .test_answer import synthetic_zoo
 
 
-def test_conformal_quantile_on_a_known_list():
+def _one_each(v) -> list[np.ndarray]:
+    return [np.array([x]) for x in v]
+
+
+def test_conformal_quantile_with_one_case_per_set_is_the_textbook_rank():
     """ceil((n + 1) * level)-th smallest score; infinite when that rank exceeds n."""
     s = np.array([0.05, 0.01, 0.10, 0.03, 0.07, 0.02, 0.09, 0.04, 0.08, 0.06])  # 0.01 .. 0.10
-    assert conformal_quantile(s, 0.9) == pytest.approx(0.10)  # ceil(9.9) = 10
-    assert conformal_quantile(s, 0.8) == pytest.approx(0.09)  # ceil(8.8) = 9
-    assert conformal_quantile(s, 0.5) == pytest.approx(0.06)  # ceil(5.5) = 6
-    assert conformal_quantile(s[:5], 0.9) == np.inf  # ceil(5.4) = 6 > 5
-    assert conformal_quantile(np.empty(0), 0.9) == np.inf
+    assert conformal_quantile(_one_each(s), 0.9) == pytest.approx(0.10)  # ceil(9.9) = 10
+    assert conformal_quantile(_one_each(s), 0.8) == pytest.approx(0.09)  # ceil(8.8) = 9
+    assert conformal_quantile(_one_each(s), 0.5) == pytest.approx(0.06)  # ceil(5.5) = 6
+    assert conformal_quantile(_one_each(s[:5]), 0.9) == np.inf  # ceil(5.4) = 6 > 5
+    assert conformal_quantile([], 0.9) == np.inf
+
+
+def test_conformal_quantile_counts_sets_not_cases():
+    """Eight sets of 20 models: 160 cases would give a finite case-pooled quantile at 0.9, but
+    eight sets are too few (nine needed). Ten sets, one of ten models at error 0.01 and nine of
+    one model at 0.02 .. 0.10: each set weighs one, so the rule needs all ten sets (0.10), where
+    pooling the 19 cases would stop at the 18th smallest (0.09)."""
+    eight = [np.full(20, 0.01 * (j + 1)) for j in range(8)]
+    assert conformal_quantile(eight, 0.9) == np.inf
+    ten = [np.full(10, 0.01)] + _one_each(np.arange(2, 11) / 100)
+    assert conformal_quantile(ten, 0.9) == pytest.approx(0.10)
+    # within a set, models count by their share: half of set 0 below 0.05, half above
+    two_level = [np.array([0.01, 0.5])] + _one_each(np.full(9, 0.02))
+    assert conformal_quantile(two_level, 0.9) == pytest.approx(0.5)  # 9 + 0.5 < 9.9
+    assert conformal_quantile(two_level, 0.85) == pytest.approx(0.02)  # 9 + 0.5 >= 9.35
+
+
+def test_conformal_interval_covers_a_new_set_when_errors_move_together():
+    """Simulation: each set shifts every model's error by one shared offset (the case the rule is
+    for), 12 held-out sets of 5 models; over 3000 draws a model of a new set is covered at least
+    at the level (up to sampling error: 0.90 - 3 standard errors). Counting the 60 cases as
+    exchangeable would under-cover here."""
+    rng = np.random.default_rng(0)
+    hits = []
+    for _ in range(3000):
+        err = np.abs(rng.normal(0, 1, (13, 1)) + rng.normal(0, 0.1, (13, 5)))
+        q = conformal_quantile(list(err[:12]), 0.9)
+        hits.append((err[12] <= q).mean())
+    assert np.mean(hits) >= 0.9 - 3 * np.std(hits) / np.sqrt(len(hits))
 
 
 def _hand_zoo():
@@ -49,7 +82,7 @@ def test_the_estimator_best_on_the_other_sets_is_chosen():
     truth, est = _hand_zoo()
     c = choose_estimator("c", est, truth, None, None, has_source=False)
     assert c.method == "GOOD" and c.sets == ("a", "b")
-    assert c.mae == pytest.approx(0.01) and len(c.errors) == 4
+    assert c.mae == pytest.approx(0.01) and len(c.errors) == 4 and len(c.by_set) == 2
     assert c.basis == "all other labelled shifted sets"
 
 
@@ -82,8 +115,8 @@ def test_min_cases_for_a_finite_interval():
     assert min_cases(0.9) == 9 and min_cases(0.8) == 4 and min_cases(0.5) == 1
     for level in (0.5, 0.8, 0.9, 0.95):
         n = min_cases(level)
-        assert np.isfinite(conformal_quantile(np.arange(n), level))
-        assert not np.isfinite(conformal_quantile(np.arange(n - 1), level)) or n == 1
+        assert np.isfinite(conformal_quantile(_one_each(np.arange(n)), level))
+        assert not np.isfinite(conformal_quantile(_one_each(np.arange(n - 1)), level)) or n == 1
 
 
 def test_the_stated_default_without_evidence():
@@ -129,6 +162,7 @@ def test_interval_is_the_conformal_quantile_around_the_estimate_and_coverage_is_
     r = table[table.testset == "s3"]
     q = r["halfwidth"].iloc[0]
     assert np.isfinite(q) and r["evidence_cells"].iloc[0] == 33  # 11 other sets x 3 models
+    assert r["evidence_sets"].iloc[0] == 11
     np.testing.assert_allclose(r["interval_high"], np.clip(r["estimated_accuracy"] + q, 0, 1))
     np.testing.assert_allclose(r["interval_low"], np.clip(r["estimated_accuracy"] - q, 0, 1))
     cov, n = coverage(table)
