@@ -35,8 +35,6 @@ def _failing_run(workdir: Path, target: str, fragment: str) -> None:
     assert not (workdir / target).exists(), f"{target} was left behind by a failed job"
 
 
-@pytest.mark.skip(reason="unverified after data_prepare began writing the id set: the case now "
-                  "corrupts train.npz and asks for alphatrim's train copy; not yet run green")
 def test_corrupted_npz_is_named(smoke_run, tmp_path):
     _copy_results(smoke_run, tmp_path)
     # The id set is written by data_prepare itself; the training split's copy (alphatrim's
