@@ -91,6 +91,58 @@ def test_write_tables_and_figure(zoo, tmp_path):
     assert (tmp_path / "scorecard.png").stat().st_size > 10_000
     best = report.best_per_kind(card)
     assert set(best["shift"]) >= {"noise", "blur", "overall"}
+    # drawn once, saved twice (the job's png and pdf): the png is the one a drawing of its own
+    # gives, and the second file is a pdf
+    report.figure(card, tmp_path / "one.png", "toy", also=[tmp_path / "two.png",
+                                                           tmp_path / "two.pdf"])
+    alone = report.figure(card, tmp_path / "alone.png", "toy")
+    assert (tmp_path / "one.png").read_bytes() == alone.read_bytes()
+    assert (tmp_path / "two.png").read_bytes() == alone.read_bytes()
+    assert (tmp_path / "two.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_rank_correlations_are_each_rows_own(monkeypatch):
+    # the scorecard computes Spearman and Kendall once per distinct score vector of a set: every
+    # ranking and few-label row must still equal labelfree.stats on its own scores and its own
+    # set's accuracies. Sets "a" and "b" have the same probabilities (equal label-free scores)
+    # but other labels (other accuracies): a share across sets would give "b" the values of "a"
+    from labelfree.stats import kendall_tau_b, spearman
+
+    r = np.random.default_rng(7)
+    M, N, K = 5, 150, 4
+    y0, ya, yb = (r.integers(0, K, N) for _ in range(3))
+    z = r.normal(size=(M, N, K)) + (1.0 + 0.3 * np.arange(M))[:, None, None] * np.eye(K)[ya]
+    Pa = softmax(z)
+    P0 = softmax(r.normal(size=(M, N, K)) + 2.0 * np.eye(K)[y0])
+    probs, labels = {"clean": P0, "a": Pa, "b": Pa.copy()}, {"clean": y0, "a": ya, "b": yb}
+    kinds = {"clean": "clean", "a": "noise", "b": "noise"}
+    outs = {}
+    real = core.call
+
+    def keep(kind, name, P, *args, **ctx):
+        out = real(kind, name, P, *args, **ctx)
+        s = next(k for k, v in probs.items() if v is P)
+        outs[(kind, name, s)] = out
+        return out
+
+    monkeypatch.setattr(core, "call", keep)
+    card = score_zoo(probs, labels, kinds, include={
+        "estimate": ["AC", "GDE"], "rank": ["AC", "GDE", "CRC-mean", "EnsembleAgreement"],
+        "fewlabel": ["SRS+labels", "ModelPicker", "CODA"]}, budgets=(10, 20), n_runs=3)
+    A = card.truth.set_index(["set", "model"])["accuracy"]
+    acc = {s: A.loc[s].to_numpy() for s in probs}
+    assert not np.array_equal(acc["a"], acc["b"])
+    for row in card.ranking.itertuples():
+        if row.method in core.BASELINES:
+            continue
+        sc = outs.get(("rank", row.method, row.set), outs.get(("estimate", row.method, row.set)))
+        want = spearman(sc, acc[row.set]), kendall_tau_b(sc, acc[row.set])
+        np.testing.assert_array_equal([row.spearman, row.kendall], want)
+    assert len(card.fewlabel) == 3 * 2 * 2 * 3
+    for row in card.fewlabel.itertuples():
+        sc = outs[("fewlabel", row.method, row.set)].scores[row.run, [10, 20].index(row.budget)]
+        want = spearman(sc, acc[row.set]), kendall_tau_b(sc, acc[row.set])
+        np.testing.assert_array_equal([row.spearman, row.kendall], want)
 
 
 def test_figure_of_a_one_model_zoo_does_not_crash(tmp_path, monkeypatch):

@@ -28,8 +28,6 @@ for name in ("estimation", "ranking", "fewlabel"):
                      title=f"Scorecard {sm.params.zoo}: {name}")
 store.save_table(report.best_per_kind(card), sm.output.best,
                  title=f"Scorecard {sm.params.zoo}: which method when")
-with store.atomic_path(sm.output.png) as tmp:
-    report.figure(card, tmp, sm.params.zoo)
-with store.atomic_path(sm.output.pdf) as tmp:
-    report.figure(card, tmp, sm.params.zoo)
+with store.atomic_path(sm.output.png) as png, store.atomic_path(sm.output.pdf) as pdf:
+    report.figure(card, png, sm.params.zoo, also=[pdf])
 logging.info("scorecard %s: %d failures", sm.params.zoo, len(card.failures))

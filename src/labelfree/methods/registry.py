@@ -123,11 +123,6 @@ def call(kind: str, name: str, probs: Any, *args: Any, **ctx: Any) -> Any:
 # ----------------------------------------------------------------------------------- helpers
 
 
-def _each(P: np.ndarray, f: Callable[[np.ndarray], float]) -> np.ndarray:
-    """Apply a per-model function over the M models (the loop is over models only)."""
-    return np.array([f(P[m]) for m in range(P.shape[0])], dtype=np.float64)
-
-
 def _each_threaded(P: np.ndarray, f: Callable[[int], float]) -> np.ndarray:
     """``f(m)`` for every model m on ``n_workers()`` threads, each with single-threaded BLAS (for
     work that releases the GIL: POT's ``ot.emd``, LAPACK, large NumPy kernels)."""
@@ -164,12 +159,60 @@ def _logits_of(P: np.ndarray, m: int, ctx: dict[str, Any]) -> np.ndarray:
     return E.centred_log_probs(P[m])
 
 
+def _maxprob(P: np.ndarray) -> np.ndarray:
+    """(M, N) max-softmax probability of every model on every input, once per stack
+    (``arrays.memo``): AC, ATC-MC and the CRC rankers read the same maxima; read-only."""
+    def f() -> np.ndarray:
+        mx = P.max(axis=2)
+        mx.flags.writeable = False
+        return mx
+
+    return memo(P, "maxprob", f)
+
+
+def _plogp(P: np.ndarray, eps: float = 0.0, normalise: bool = False) -> np.ndarray:
+    """(M, N) ``plogp_rows(P[m], eps, normalise)`` of every model, once per stack
+    (``arrays.memo``): the Entropy ranker and ATC-SYP read the same target rows (the negated
+    entropy, ``normalise=True``), and the source rows serve every target set; read-only."""
+    def f() -> np.ndarray:
+        H = np.stack(_map_threaded(P, lambda m: plogp_rows(P[m], eps=eps, normalise=normalise)))
+        H.flags.writeable = False
+        return H
+
+    return memo(P, ("plogp_rows", eps, normalise), f)
+
+
+def _plogp_sorted(Ps: np.ndarray, eps: float = 0.0, normalise: bool = False) -> np.ndarray:
+    """:func:`_plogp` of a source stack, each model's row sorted: ATC's threshold is one entry
+    of it (``E.kth_and_count``), so the source is sorted once per zoo; read-only."""
+    def f() -> np.ndarray:
+        S = np.sort(_plogp(Ps, eps, normalise), axis=1)
+        S.flags.writeable = False
+        return S
+
+    return memo(Ps, ("plogp_rows_sorted", eps, normalise), f)
+
+
+def _kth_and_count(Ps: np.ndarray, m: int, k: int, P: np.ndarray, eps: float = 0.0,
+                   normalise: bool = False) -> int:
+    """``E.kth_and_count(Ps[m], k, P[m], eps, normalise)[1]``: on float32 stacks that function
+    itself (its float32 screen computes few rows in float64); otherwise from the shared float64
+    rows (:func:`_plogp`, :func:`_plogp_sorted`), which are the values its fallback computes:
+    ``t = sort(plogp_rows(src))[k]``, then the target rows ``>= t`` counted."""
+    if Ps.dtype == np.float32 and P.dtype == np.float32:
+        return E.kth_and_count(Ps[m], k, P[m], eps=eps, normalise=normalise)[1]
+    t = float(_plogp_sorted(Ps, eps, normalise)[m, k])
+    return int(np.count_nonzero(_plogp(P, eps, normalise)[m] >= t))
+
+
 # ------------------------------------------------------------------------ label-free estimators
 
 
 @register("AC", "estimate", cite="Hendrycks & Gimpel, ICLR 2017 (average max-softmax confidence)")
 def _ac(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    return _each(P, E.average_confidence)
+    # E.average_confidence of each model: the mean of its maxima in float64
+    mx = _maxprob(P)
+    return np.array([mx[m].mean(dtype=np.float64) for m in range(P.shape[0])])
 
 
 @register("DoC", "estimate", ["source_probs", "source_labels"], study="syp",
@@ -187,22 +230,38 @@ def _atc_syp(P: np.ndarray, **ctx: Any) -> np.ndarray:
     # (normalise=True), whose negation is numerics.entropy bit for bit
     Ps, ys = _src(ctx, P)
 
-    # (sorted source scores indexed at round(err n), target rows >= it: E.kth_and_count, which
-    # screens the rows in float32 and recomputes in float64 those near the threshold)
-    def one(m: int) -> float:
-        err = 1.0 - float(np.mean(Ps[m].argmax(1) == ys))
-        k = min(int(round(err * Ps.shape[1])), Ps.shape[1] - 1)
-        return E.kth_and_count(Ps[m], k, P[m], normalise=True)[1] / P.shape[1]
+    # (sorted source scores indexed at round(err n), target rows >= it: E.kth_and_count, or
+    # the source and target rows shared with the other entropy readers, _kth_and_count)
+    Ys = predictions(Ps)
 
-    return _each_threaded(P, one)
+    def one(m: int) -> float:
+        err = 1.0 - float(np.mean(Ys[m] == ys))
+        k = min(int(round(err * Ps.shape[1])), Ps.shape[1] - 1)
+        return _kth_and_count(Ps, m, k, P, normalise=True) / P.shape[1]
+
+    return np.array([one(m) for m in range(P.shape[0])])
 
 
 def _atc(score: str) -> Callable[..., np.ndarray]:
     def fn(P: np.ndarray, **ctx: Any) -> np.ndarray:
+        # E.atc(P[m], Ps[m], ys, score) of every model ('code' rule: threshold = sorted source
+        # scores at n_inc - 1) on the shared maxima and entropy rows; E.atc itself where the
+        # source has no error (threshold 0.0, its warning)
         Ps, ys = _src(ctx, P)
+        n_inc = Ps.shape[1] - (predictions(Ps) == ys[None]).sum(axis=1)
+
+        def one(m: int) -> float:
+            k = int(n_inc[m]) - 1
+            if k < 0:
+                return E.atc(P[m], Ps[m], ys, score=score)
+            if score == "NE":
+                return _kth_and_count(Ps, m, k, P, eps=1e-20) / P.shape[1]
+            t = float(np.sort(_maxprob(Ps)[m].astype(np.float64))[k])
+            return float(np.mean(_maxprob(P)[m].astype(np.float64) >= t))
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return _each_threaded(P, lambda m: E.atc(P[m], Ps[m], ys, score=score))
+            return np.array([one(m) for m in range(P.shape[0])])
 
     return fn
 
@@ -293,18 +352,19 @@ def _laf(P: np.ndarray, **ctx: Any) -> np.ndarray:
 
 @register("CRC-mean", "rank", study="laf", cite="LaF baseline CRC (labelfree.laf.baselines)")
 def _crc_mean(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    return crc_scores(P.max(axis=2).T, "mean")
+    return crc_scores(_maxprob(P).T, "mean")
 
 
 @register("CRC-pairwise", "rank", study="laf", cite="LaF baseline CRC (labelfree.laf.baselines)")
 def _crc_pair(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    return crc_scores(P.max(axis=2).T, "pairwise")
+    return crc_scores(_maxprob(P).T, "pairwise")
 
 
 @register("Entropy", "rank", study="syp", cite="syp.baselines.entropy_score, negated "
           "(labelfree.numerics.plogp_rows, the negated numerics.entropy)")
 def _entropy(P: np.ndarray, **ctx: Any) -> np.ndarray:
-    return _each_threaded(P, lambda m: float(plogp_rows(P[m], normalise=True).mean()))
+    H = _plogp(P, normalise=True)  # each model's mean of its own row, as before the share
+    return np.array([H[m].mean() for m in range(P.shape[0])])
 
 
 @register("FD", "rank", ["features", "source_features"], study="syp",
@@ -368,25 +428,28 @@ def _srs(P: np.ndarray, budget: int, seed: int, **ctx: Any) -> np.ndarray:
 @register("PACE", "select", study="pace", cite="Chen et al., PACE (labelfree.pace.core.select) "
           "on the zoo's mean probabilities (or mean features)")
 def _pace(P: np.ndarray, budget: int, seed: int, **ctx: Any) -> np.ndarray:
-    return _pace_fit(_guide(P, ctx), seed, budget).select(budget).indices
+    # orders of pace.core.select's length (its default n_max, or the budget above it)
+    return _pace_fit(_guide(P, ctx), seed, max(PaceConfig().n_max, budget)).select(budget).indices
 
 
 def _pace_fit(X: np.ndarray, seed: int, n_max: int, reduce: str = "auto") -> Any:
     """PACE's clustering and cached orders (``labelfree.pace.core.fit``) on the guide ``X``, as
-    ``pace.core.select`` fits them for a budget up to ``n_max``. ``reduce='always'`` skips the
-    quality rule's clustering of the unreduced guide: for a guide the rule already reduced
-    (the rule does not read the seed) it is the same fit."""
+    ``pace.core.select`` fits them, with orders of ``n_max`` picks: the greedy MMD-critic and
+    ART orders are built one pick at a time, each pick reading only the picks before it (paper
+    section 3.3, Algorithm 1; docs/pace.md, readings R6, R7), so the first ``n`` picks of a
+    longer order are the order of ``n`` and a fit serves every budget up to ``n_max``.
+    ``reduce='always'`` skips the quality rule's clustering of the unreduced guide: for a guide
+    the rule already reduced (the rule does not read the seed) it is the same fit."""
     mcs = max(2, min(80, X.shape[0] // 10))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return pace_fit(X, seed=seed, min_cluster_size=mcs,
-                        n_max=max(PaceConfig().n_max, n_max), reduce=reduce)
+        return pace_fit(X, seed=seed, min_cluster_size=mcs, n_max=n_max, reduce=reduce)
 
 
 def _pace_picker(P: np.ndarray, ctx: dict[str, Any], n_max: int) -> Callable[[int, int], np.ndarray]:
     """PACE picks for (budget, seed) pairs of one zoo: one fit serves every pair when it did not
-    reduce the features (the seed reaches PACE only through the reducer; selections of smaller
-    budgets are prefixes of the cached orders), else one fit per seed, each without the rule's clustering of
+    reduce the features (the seed reaches PACE only through the reducer; orders of the largest
+    budget's length, whose prefixes are the smaller budgets' orders), else one fit per seed, each without the rule's clustering of
     the unreduced guide after the first (``_pace_fit``, ``reduce='always'``). Same picks as
     ``call("select", "PACE", ...)`` per pair (tested)."""
     X = _guide(P, ctx)
@@ -489,6 +552,11 @@ def _from_selector(sel: str) -> Callable[..., FewLabelRuns]:
         rng = np.random.default_rng(seed)
         if sel == "PACE":
             pick = _pace_picker(P, ctx, max(b))
+        elif sel == "CES":  # _ces with the guide computed once for every (budget, seed)
+            X = _guide(P, ctx)
+
+            def pick(bj: int, s: int) -> np.ndarray:
+                return ces_select(X, bj, np.random.default_rng(s))
         else:
             def pick(bj: int, s: int) -> np.ndarray:
                 return call("select", sel, P, bj, s, **ctx)

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from labelfree.joblog import progress
-from labelfree.methods.arrays import accuracy, stack
+from labelfree.methods.arrays import accuracy, memo, stack
 from labelfree.methods.registry import Method, call, methods, missing
 from labelfree.scorecard import metrics as mt
 from labelfree.stats import kendall_tau_b, spearman
@@ -278,8 +278,20 @@ def _score_rankers(rows: _Rows, ms: Sequence[Method], s: str, kind: str, P: np.n
                 rows.rank.append(dict(method=m.name, set=s, shift=kind, spearman=np.nan,
                                       kendall=np.nan, regret=np.nan))
                 continue
-        rows.rank.append(dict(method=m.name, set=s, shift=kind, spearman=spearman(sc, A),
-                              kendall=kendall_tau_b(sc, A), regret=mt.top1_regret(sc, A)))
+        rho, tau = _rank_corr(sc, A)
+        rows.rank.append(dict(method=m.name, set=s, shift=kind, spearman=rho, kendall=tau,
+                              regret=mt.top1_regret(sc, A)))
+
+
+def _rank_corr(scores: np.ndarray, A: np.ndarray) -> tuple[float, float]:
+    """Spearman and Kendall tau-b of ``scores`` against one set's true accuracies ``A``, once
+    per distinct score vector of the set (``arrays.memo`` on ``A``, keyed by the scores' float64
+    bytes): a few-label method's runs often return the same scores (CODA's runs without a random
+    tie-break are one run; equal accuracies on the picks), and each scipy call costs more than
+    the comparison of M values."""
+    sc = np.ascontiguousarray(scores, dtype=np.float64)
+    return memo(A, ("rank_corr", sc.shape, sc.tobytes()),
+                lambda: (spearman(sc, A), kendall_tau_b(sc, A)))
 
 
 def _score_fewlabel(rows: _Rows, ms: Sequence[Method], s: str, kind: str, P: np.ndarray,
@@ -308,12 +320,12 @@ def _score_fewlabel(rows: _Rows, ms: Sequence[Method], s: str, kind: str, P: np.
             for run in range(r.best.shape[0]):
                 acc_hat = r.accuracy[run, j]
                 est = np.isfinite(acc_hat).all()
+                rho, tau = _rank_corr(r.scores[run, j], A) if sel else (np.nan, np.nan)
                 rows.few.append(dict(
                     method=m.name, set=s, shift=kind, budget=b, run=run,
                     regret=float(A.max() - A[r.best[run, j]]) if sel else np.nan,
                     p_best=float(A[r.best[run, j]] >= A.max()) if sel else np.nan,
-                    spearman=spearman(r.scores[run, j], A) if sel else np.nan,
-                    kendall=kendall_tau_b(r.scores[run, j], A) if sel else np.nan,
+                    spearman=rho, kendall=tau,
                     mae=mt.mae(acc_hat, A) if est else np.nan,
                     bias=mt.bias(acc_hat, A) if est else np.nan,
                     used=int(r.used[run, j])))
@@ -351,8 +363,9 @@ def _score_baselines(rows: _Rows, s: str, kind: str, A: np.ndarray, A_src: np.nd
         if sc is None:
             continue
         sc = np.asarray(sc, dtype=np.float64)
-        rows.rank.append(dict(method=method, set=s, shift=kind, spearman=spearman(sc, A),
-                              kendall=kendall_tau_b(sc, A), regret=mt.top1_regret(sc, A)))
+        rho, tau = _rank_corr(sc, A)
+        rows.rank.append(dict(method=method, set=s, shift=kind, spearman=rho, kendall=tau,
+                              regret=mt.top1_regret(sc, A)))
 
 
 def _one_model_reason(kind: str, name: str) -> str:

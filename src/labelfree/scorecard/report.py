@@ -70,10 +70,13 @@ def write(card: Scorecard, outdir: str | Path, zoo: str = "zoo") -> list[Path]:
     return paths
 
 
-def figure(card: Scorecard, path: str | Path, zoo: str = "zoo") -> Path:
+def figure(card: Scorecard, path: str | Path, zoo: str = "zoo",
+           also: Sequence[str | Path] = ()) -> Path:
     """Three panels: estimation MAE per shift kind, ranking Spearman per shift kind, few-label
     top-1 regret vs budget (overall, mean over runs with standard errors); for a zoo of one
-    model, whose regret is not applicable, the few-label methods' accuracy MAE vs budget."""
+    model, whose regret is not applicable, the few-label methods' accuracy MAE vs budget.
+    Saved to ``path`` and to each of ``also`` (e.g. a pdf beside the png: the figure is drawn
+    once, each format written from it)."""
     fig, ax = plt.subplots(1, 3, figsize=(16, 5))
     for a, (table, value, title) in zip(
         ax[:2], [("estimation", "mae", "estimation MAE"), ("ranking", "spearman", "ranking Spearman")],
@@ -121,7 +124,8 @@ def figure(card: Scorecard, path: str | Path, zoo: str = "zoo") -> Path:
     if card.unscored:
         fig.suptitle(textwrap.fill(f"{zoo}: not scored: {card.unscored}", 120), fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    for p in (path, *also):
+        fig.savefig(p, dpi=110)
     plt.close(fig)
     return Path(path)
 
