@@ -44,10 +44,12 @@ from labelfree.provenance import cpu_model
 
 # what bounds a method that misses 2 s (statements of cost, no figures: those are in the table)
 WHY = {
-    "COT": "one exact n x K transport per model (greedy start, then negative-cycle cancelling "
-           "with Bellman-Ford sweeps on the K x K class graph)",
-    "COTT": "one exact transport per model on the source (threshold), once per source stack; "
-            "its target transports are COT's (shared, not timed here)",
+    "COT": "one exact n x K transport per model: greedy start, then negative-cycle cancelling "
+           "with Bellman-Ford on the K x K class graph (a pass of dense K x K sweeps per few "
+           "cycles cancelled; numpy, no compiled solver; POT's network simplex is slower here: "
+           "baseline row)",
+    "COTT": "one exact transport per model on the source (threshold), once per source stack, the "
+            "same solver as COT's; its target transports are COT's (shared, not timed here)",
     "NuclearNorm": "per model a K x K Gram (N K^2 multiply-adds, float32 SYRK) and its "
                    "eigenvalues (float32 syev, K^3 tridiagonalisation)",
     "FD": "per model two centred D x D covariances (N D^2 float64 multiply-adds each, SYRK) and "
@@ -57,8 +59,9 @@ WHY = {
             "float32 bound cannot decide: many in 256-d, where distances concentrate)",
     "PACE+labels": "PACE's selection (HDBSCAN), fitted once",
     "CODA": "set-up: M float64 products (N x K)(K x K) for the class marginals (2 N M K^2 flops; "
-            "float32 ones move them by float32 rounding, which its known-answer test rejects); "
-            "then per label the EIG over every (item, predicted class) pair, sequential in labels",
+            "float32 ones move them by float32 rounding); then per label the EIG: float64 passes "
+            "over the N x K marginals (row sums, pi, the expected entropy of every candidate) and "
+            "the entropy of every (class, model set) key, sequential in labels",
     "ModelPicker": "sequential stream: one step per input for the 320 tuning runs (a dozen numpy "
                    "calls on (models x runs) arrays per step)",
     "LaF": "EM with CG M-steps over the N x M predictions (labelfree.laf.core.rank; BLAS held "

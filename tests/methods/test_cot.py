@@ -307,3 +307,50 @@ def test_round_fill_start_falls_back_to_the_lsa_start(monkeypatch):
     np.testing.assert_array_equal(starts[0], T._start(P, counts))
     np.testing.assert_array_equal(starts[1], T._start(P, counts, "lsa"))
     np.testing.assert_array_equal(got, C.transport_assign(P, counts, solver="emd"))
+
+
+def _lp_optimum(P: np.ndarray, counts: np.ndarray) -> float:
+    """max sum_ik x_ik P[i, k] s.t. sum_k x_ik = 1, sum_i x_ik = counts[k], x >= 0, by HiGHS
+    (scipy.optimize.linprog): the transport's optimal total from a general LP solver."""
+    from scipy.optimize import linprog
+
+    n, K = P.shape
+    A = np.zeros((n + K, n * K))
+    for i in range(n):
+        A[i, i * K:(i + 1) * K] = 1.0
+    for k in range(K):
+        A[n + k, k::K] = 1.0
+    res = linprog(-P.ravel(), A_eq=A, b_eq=np.r_[np.ones(n), counts], bounds=(0, None),
+                  method="highs")
+    assert res.status == 0
+    return -res.fun
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_transport_total_equals_the_lp_optimum(seed):
+    # random small problems against an LP solver: generic rows, quantised rows (many cost ties),
+    # identical rows (every assignment optimal), one-hot rows, absent classes and a class that
+    # takes every sample; a cycle cancelled wrongly or a certificate passed early leaves a total
+    # below the LP's
+    r = np.random.default_rng(300 + seed)
+    n, K = int(r.integers(20, 80)), int(r.integers(3, 12))
+    P = softmax(r.normal(size=(n, K)) * r.uniform(0.5, 5))
+    kind = seed % 4
+    if kind == 1:
+        P = np.round(P * 3) + 1e-300
+        P /= P.sum(axis=1, keepdims=True)
+    elif kind == 2:
+        P = np.repeat(P[:1], n, axis=0)
+    elif kind == 3:
+        P = np.eye(K)[r.integers(0, K, n)]
+    w = r.dirichlet(np.ones(K))
+    w[r.integers(0, K)] = 0.0
+    w /= w.sum()
+    counts = np.bincount(r.choice(K, size=n, p=w), minlength=K)
+    if seed == 11:
+        counts = np.zeros(K, dtype=np.int64)
+        counts[1] = n - 1
+        counts[0] = 1
+    k = C.transport_assign(P, counts)
+    assert np.bincount(k, minlength=K).tolist() == counts.tolist()
+    assert P[np.arange(n), k].sum() == pytest.approx(_lp_optimum(P, counts), abs=1e-9)

@@ -221,3 +221,16 @@ def test_coda_key_rows_equal_the_literal_quadrature(multiplier):
     np.testing.assert_allclose(c._key_r, want, rtol=1e-10, atol=1e-14)
     clipped = (lc.sum(axis=-2, keepdims=True) - lc < -80).any()
     assert clipped
+
+
+def test_coda_eig_per_key_entropy_equals_the_dense_form():
+    """With more candidate pairs than (class, model set) keys, ``Coda.eig`` takes the entropy once
+    per key and reads it per pair: equal to the literal form, before and after labels (a key read
+    for the wrong pair, or a stale key after a label of its class, moves the EIG)."""
+    P, y = _zoo(8, 400, 4, [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65], 31)
+    c = F.Coda(P)
+    assert len(c._key_c) < len(c._pair_n)  # the per-key branch is the one taken
+    for n in (0, 5, 9):
+        cand = c.candidates()
+        np.testing.assert_allclose(c.eig(cand), c.eig_dense(cand), rtol=1e-9, atol=1e-12)
+        c.add_label(n, int(y[n]))

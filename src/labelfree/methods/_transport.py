@@ -69,17 +69,16 @@ def _negative_cycles(Wr: np.ndarray, d: np.ndarray, act: np.ndarray,
     ``Wr[k, k'] + d_k - d_k' >= -tol`` on every edge: no cycle weighs less than ``-K tol``)."""
     K = len(Wr)
     pred = np.full(K, -1, dtype=np.int64)
-    idx = np.arange(K)
     for _ in range(4 * K + 4):
-        T = d[act, None] + Wr[act]
-        j = T.argmin(axis=0)
-        best = T[j, idx]
-        upd = best < d - tol
-        if not upd.any():
+        T = Wr[act]
+        T += d[act, None]
+        best = T.min(axis=0)  # a column minimum is a row-wise SIMD reduction; argmin is not
+        upd = np.flatnonzero(best < d - tol)
+        if not upd.size:
             return [], act[:0]
         d[upd] = best[upd]
-        pred[upd] = act[j[upd]]
-        act = np.flatnonzero(upd)
+        pred[upd] = act[T[:, upd].argmin(axis=0)]  # first minimiser, as argmin over all columns
+        act = upd
         cyc = _pred_cycles(pred)
         if cyc:
             return cyc, act

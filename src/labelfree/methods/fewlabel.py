@@ -316,19 +316,22 @@ class Coda:
         ens = self.P.mean(axis=0, dtype=np.float64).argmax(axis=1)
         # soft confusion S[h, c, j] = sum_{n: ens_n = c} P[h, n, j]: one-hot (C, N) sparse product
         E = csr_array((np.ones(N), (ens, np.arange(N))), shape=(C, N))
-        S = np.stack([E @ self.P[h].astype(np.float64) for h in range(H)])
-        S /= np.maximum(S.sum(axis=2, keepdims=True), 1e-6)
         if diag_prior:
             base = np.full((C, C), 1.0 / (C - 1))
             np.fill_diagonal(base, 1.0)
         else:
             base = np.full((C, C), 2.0 / C)
-        self.D = multiplier * (base[None] + (1.0 - alpha) * S)  # (H, C, C)
+        self.D = np.empty((H, C, C))
         self.unlabelled = np.ones(N, dtype=bool)
-        # A[n, c] = sum_h sum_j D[h, c, j] P[h, n, j] (unnormalised likelihood weights, as coded)
+        # A[n, c] = sum_h sum_j D[h, c, j] P[h, n, j] (unnormalised likelihood weights, as coded);
+        # one float64 copy of P[h] per model serves S[h] and A
         self._A = np.zeros((N, C))
         for h in range(H):
-            self._A += self.P[h].astype(np.float64) @ self.D[h].T
+            Ph = np.asarray(self.P[h], dtype=np.float64)
+            S = E @ Ph
+            S /= np.maximum(S.sum(axis=1, keepdims=True), 1e-6)
+            self.D[h] = multiplier * (base + (1.0 - alpha) * S)
+            self._A += Ph @ self.D[h].T
         self._norm_pi()
         # per-class Beta grids and P(h best | c) rows: (C, H, G) and (C, H)
         al, be = self._ab()
@@ -444,7 +447,12 @@ class Coda:
         if todo.size:
             self._fill_keys(todo)
         pc = self._pair_c[sel]
-        h_u = self._h_after(self._key_r[key], pc, r0, mix0)
+        # the entropy after the update depends on the key alone (its class and model set): once
+        # per key when there are fewer keys than candidate pairs, read per pair
+        if len(self._key_c) < len(key):
+            h_u = self._h_after(self._key_r, self._key_c, r0, mix0)[key]
+        else:
+            h_u = self._h_after(self._key_r[key], pc, r0, mix0)
         pn = self._pair_n[sel]
         w = self._A[pn, pc] / self._rs[pn]  # pi_n(c) of the pair
         corr = np.bincount(pos[pn], weights=w * (h_u - h_none[pc]), minlength=len(cand))
