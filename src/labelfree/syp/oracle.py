@@ -369,66 +369,99 @@ def train_oracles(
     p_drop = dropout_p(cfg0)
     heads = models[0].attn1.heads if cfg0.arch == "B" else 0
     params = _stacked(models)
-    wd = {
-        n: 0.0 if (n.endswith("bias") and not cfg0.decay_bias) else cfg0.weight_decay
-        for n in params
-    }
-    bufs: dict[str, torch.Tensor] = {}
-    ct = torch.as_tensor(np.asarray(c, dtype=np.float32))
-    batches = [
-        (int(bounds[k]), int(bounds[k + 1]), ct[bounds[k] : bounds[k + 1]]) for k in range(n_sets)
+    names = list(params)
+    # weight decay per tensor; the biases are exempt without decay_bias
+    decayed = [
+        n for n in names if cfg0.weight_decay and (cfg0.decay_bias or not n.endswith("bias"))
     ]
+    ct = torch.as_tensor(np.asarray(c, dtype=np.float32))
+    batches = [(int(bounds[k]), int(bounds[k + 1])) for k in range(n_sets)]
+    targets = [ct[lo:hi] for lo, hi in batches]
     # weighted_mse per oracle: a loss-adjusted oracle weights the positives of a batch whose mean
     # target is below low_acc_threshold by pos_weight
     adjust = torch.tensor([cf.loss_adjust for cf in cfgs])
     low = low_accuracy_batches(c, g, cfg0.low_acc_threshold)
-    pos_w = [torch.where(cb > 0.5, cfg0.pos_weight, 1.0) for _, _, cb in batches]
-    base = [cf.base_lr for cf in cfgs]
+    pos_w = [torch.where(cb > 0.5, cfg0.pos_weight, 1.0) for cb in targets]
+    # the negated learning rate of every oracle at every iteration (poly_lr), float32 as the step
+    neg_lr_all = torch.tensor(
+        [
+            [-poly_lr(cf.base_lr, i, n, cfg0.poly_power) for cf, n in zip(cfgs, iters, strict=True)]
+            for i in range(max(iters))
+        ]
+    )
     active = list(range(len(cfgs)))  # the oracle (index into cfgs) of each stack row
     losses = [np.empty(n, dtype=np.float32) for n in iters]
     results: dict[int, TrainResult] = {}
     drop = _Dropout(list(gens))
+    bufs: list[torch.Tensor] = []
     t0 = time.perf_counter()
-    for i in range(max(iters)):
-        lo, hi, cb = batches[i % n_sets]
-        xk = xt[:, lo:hi]
-        if cfg0.arch == "A":
-            q = _forward_a(params, xk, drop, p_drop)
-        else:
-            q = _forward_b(params, xk, drop, p_drop, heads)
-        err = (q - cb) ** 2
-        if low[i % n_sets] and bool(adjust[active].any()):
-            err = torch.where(adjust[active, None], pos_w[i % n_sets], 1.0) * err
-        per_model = err.mean(dim=1)
-        for t in params.values():
-            t.grad = None
-        per_model.sum().backward()  # oracle k's gradient is that of its own loss only
-        neg_lr = torch.tensor([-poly_lr(base[k], i, iters[k], cfg0.poly_power) for k in active])
-        neg_lr = neg_lr.view(-1, 1, 1)
-        with torch.no_grad():  # torch.optim.SGD's step (dampening 0, no Nesterov), per oracle
-            for n, t in params.items():
-                d = t.grad if wd[n] == 0.0 else t.grad.add(t, alpha=wd[n])
+    i, n_iter = 0, max(iters)
+    while i < n_iter:
+        # one segment: the iterations until the next oracle leaves the stack; the stack's rows,
+        # batches, learning rates and loss weights are fixed within it
+        end = min(iters[k] for k in active)
+        xb = [xt[:, lo:hi].contiguous() for lo, hi in batches]
+        neg_lr = neg_lr_all[:, active]
+        weight = [
+            torch.where(adjust[active, None], pos_w[s], 1.0)
+            if low[s] and bool(adjust[active].any())
+            else None
+            for s in range(n_sets)
+        ]
+        plist = [params[n] for n in names]
+        dec = [params[n] for n in decayed]
+        dec_at = [names.index(n) for n in decayed]
+        seg_losses = []
+        for it in range(i, end):
+            s = it % n_sets
+            if cfg0.arch == "A":
+                q = _forward_a(params, xb[s], drop, p_drop)
+            else:
+                q = _forward_b(params, xb[s], drop, p_drop, heads)
+            err = (q - targets[s]) ** 2
+            if weight[s] is not None:
+                err = weight[s] * err
+            per_model = err.mean(dim=1)
+            # oracle k's gradient is that of its own loss only
+            grads = list(torch.autograd.grad(per_model.sum(), plist))
+            seg_losses.append(per_model.detach())
+            with torch.no_grad():  # torch.optim.SGD's step (dampening 0, no Nesterov), per oracle
+                if dec:
+                    for j, d in zip(
+                        dec_at,
+                        torch._foreach_add(
+                            [grads[j] for j in dec_at], dec, alpha=cfg0.weight_decay
+                        ),
+                        strict=True,
+                    ):
+                        grads[j] = d
                 if cfg0.momentum:
-                    if n in bufs:
-                        d = bufs[n].mul_(cfg0.momentum).add_(d)
+                    if bufs:
+                        torch._foreach_mul_(bufs, cfg0.momentum)
+                        torch._foreach_add_(bufs, grads)
                     else:
-                        d = bufs[n] = d.clone()
-                t.addcmul_(d, neg_lr)
-        for j, v in enumerate(per_model.detach().numpy()):
-            losses[active[j]][i] = v
-        done = [j for j, k in enumerate(active) if iters[k] == i + 1]
-        if done:  # finished oracles leave the stack (later steps would have lr 0)
-            for j in done:
-                k = active[j]
-                results[k] = TrainResult(
-                    _unstack(params, j, models[k]).eval(), iters[k], 0.0, losses[k]
-                )
-            keep = [j for j in range(len(active)) if j not in done]
-            params = {n: t.detach()[keep].clone().requires_grad_() for n, t in params.items()}
-            bufs = {n: b[keep].clone() for n, b in bufs.items()}
-            active = [active[j] for j in keep]
-            xt = xt[keep]
-            drop.gens = [gens[k] for k in active]
+                        bufs = [d.clone() for d in grads]
+                    grads = bufs
+                step = neg_lr[it].view(-1, 1, 1)
+                torch._foreach_addcmul_(plist, grads, [step] * len(plist))
+        i = end
+        seg = torch.stack(seg_losses).numpy()
+        for j, k in enumerate(active):
+            losses[k][i - len(seg) : i] = seg[:, j]
+        done = [j for j, k in enumerate(active) if iters[k] == end]
+        for j in done:  # finished oracles leave the stack (later steps would have lr 0)
+            k = active[j]
+            results[k] = TrainResult(
+                _unstack(params, j, models[k]).eval(), iters[k], 0.0, losses[k]
+            )
+        keep = [j for j in range(len(active)) if j not in done]
+        if not keep:
+            break
+        params = {n: t.detach()[keep].clone().requires_grad_() for n, t in params.items()}
+        bufs = [b[keep].clone() for b in bufs]
+        active = [active[j] for j in keep]
+        xt = xt[keep]
+        drop.gens = [gens[k] for k in active]
     seconds = (time.perf_counter() - t0) / len(cfgs)
     return [replace(results[k], seconds=seconds) for k in range(len(cfgs))]
 

@@ -675,14 +675,27 @@ CLAIMS = (
     {"id": "Table 1", "checks": ("SYP (ORA-A) RMSE minus *",),
      "claim": "SYP's oracle predicts a test set's accuracy better than ConfScore, Entropy, ATC "
               "and FD (Sec. 4.1, Table 1: RMSE 3.16 against the best other 4.99 on ResNet-56)",
-     "cause": "not investigated"},
+     "cause": "LeNet: the threshold grid. The run picks tau on the validation sets from the "
+              "authors' {0.45, 0.5, 0.55} and the LeNet's ORA-A takes the edge 0.45 for both "
+              "seeds; picked from 0.05-0.95 it takes 0.35 and both failing rows hold (ORA-A minus "
+              "ConfScore -0.10, minus Entropy -0.97); tau fixed at 0.5 or the mean score do not. "
+              "MLP: not found. No aggregation moves its rows (its tau lies inside the grid), nor "
+              "the paper's 30,000 iterations (+1.03, +0.11); with 200 meta-sets instead of 60 the "
+              "Entropy row holds (-0.05) and the ConfScore row still fails (+0.83) "
+              "(docs/paper-vs-ours/syp-causes.md)"},
     {"id": "Table 3", "checks": ("Table 3: *",),
      "claim": "of the indicators, FD gives the largest drop in RMSE, ATC adds little, the image "
               "indicators help on corrupted sets (Sec. 4.2, Table 3)",
      "cause": "where the oracle row fails, oracle runs of this table sat on the constant-output "
               "plateau (with the authors' start: every H-only run and the LeNet's H+A runs; "
               "docs/syp.md, reading R15), so its rows compare collapsed oracles. Where the "
-              "oracle row holds (the He start), FD's drop is not the largest: not investigated"},
+              "oracle row holds (the He start), FD's drop is not the largest: cause not found. On "
+              "the meta-sets the oracles trained on, FD gives the largest drop (both classifiers, "
+              "both seeds), and FD tracks accuracy there (corr -0.84, -0.80) far better than on "
+              "the validation sets (-0.47, -0.41). No aggregation makes the row hold; 200 "
+              "meta-sets instead of 60 narrow the margin (-0.58 to -0.17 LeNet, -1.94 to -0.82 "
+              "MLP) without closing it; on 20 unseen meta-sets it holds for the MLP, not the "
+              "LeNet (docs/paper-vs-ours/syp-causes.md)"},
     {"id": "Table 4", "checks": ("Table 4: *",),
      "claim": "the oracle's capacity (expansion ratio r) changes its RMSE little (Sec. 4.2, "
               "Table 4)",
@@ -697,7 +710,12 @@ CLAIMS = (
     {"id": "Figs. 4-7", "checks": ("Figs. 4-5: *",),
      "claim": "the predictions track the meta-sets' accuracy, worst on the long tail of "
               "low-accuracy sets (Sec. 4.1, Figs. 4-7)",
-     "cause": "not investigated"},
+     "cause": "MLP's meta-set correlation: not found in the oracle's settings. No aggregation "
+              "(0.81-0.88), neither the paper's 30,000 iterations (0.815) nor 200 meta-sets "
+              "(0.849) lifts it to 0.9. The classifier moves it: the LeNet's is 0.94, and on the "
+              "MLP's meta-sets no set-level baseline reaches 0.9 either (ConfScore 0.869, Entropy "
+              "0.853 against the LeNet's 0.915, 0.903): the MLP's indicators track its meta-set "
+              "accuracy less closely (docs/paper-vs-ours/syp-causes.md)"},
     {"id": "Table 2", "untestable": "the challenge's test sets and the paper's CIFAR-10 "
                                     "ResNet-56 and RepVGG-A0 need `config/paper/syp-cifar10.yaml` "
                                     "(a GPU); it was not run",
