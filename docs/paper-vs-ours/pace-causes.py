@@ -10,6 +10,9 @@ checks 3a, 4, 6c, no slack) with the study's own code (``labelfree.pace.run.run_
   (``config/paper/pace-mnist-authors.yaml``, 10,000 inputs, 10 repetitions of the random
   variants), at full size and on two random subsamples of 898 inputs (the digits pools' size),
   min_cluster_size 0.008 N in both (80 at 10,000, the paper's; 7 at 898, the digits rule).
+* ``groups``: the default run's own rows (its ``errors.csv``), the checks over each kind of
+  subject alone: classifiers on their clean test pools (``@id``), on mutated pools (light,
+  patch), on generated pools (BIM, FGSM), and the regression subjects.
 * ``con``: the digits subjects with CON sharpened to a saturated model's confidence
   (softmax of T x log p, T = 1, 4, 16), and the mean top probability of CON per pool.
 
@@ -159,6 +162,22 @@ def part_pool(a) -> list[dict]:
     return out
 
 
+def part_groups(a) -> list[dict]:
+    err = pd.read_csv(Path(a.digits).with_name("errors.csv"))
+    subs = err.subject.unique()
+    groups = {"clean test pools (@id)": [x for x in subs if x.endswith("@id")],
+              "mutated pools (light, patch)": [x for x in subs if not x.startswith("reg")
+                                               and ("light" in x or "patch" in x)],
+              "generated pools (BIM, FGSM)": [x for x in subs if "bim" in x or "fgsm" in x],
+              "regression subjects": [x for x in subs if x.startswith("reg")]}
+    out: list[dict] = []
+    for label, names in groups.items():
+        e = err[err.subject.isin(names)]
+        only = tuple(c for c in CHECKS if c != "3a" or label != "regression subjects")
+        record(out, "groups", f"digits, {label}", e, only=only)
+    return out
+
+
 def part_con(a) -> list[dict]:
     subs = load_subjects(a.digits)
     out: list[dict] = []
@@ -208,7 +227,7 @@ def write(rows: list[dict], part: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("part", choices=("seeds", "reps", "pool", "con", "md"))
+    ap.add_argument("part", choices=("seeds", "reps", "pool", "con", "groups", "md"))
     ap.add_argument("--digits", default="/tmp/pacealpha/pace/raw/subjects.npz")
     ap.add_argument("--authors", default="/tmp/paceauth-run/results/pace/raw/subjects.npz")
     a = ap.parse_args()
@@ -216,7 +235,8 @@ def main() -> None:
         write([], "")
         return
     import hdbscan  # noqa: F401  # deferred: loaded before any timing, as run_experiment does
-    rows = {"seeds": part_seeds, "reps": part_reps, "pool": part_pool, "con": part_con}[a.part](a)
+    rows = {"seeds": part_seeds, "reps": part_reps, "pool": part_pool, "con": part_con,
+            "groups": part_groups}[a.part](a)
     write(rows, a.part)
 
 
