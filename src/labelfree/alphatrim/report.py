@@ -141,23 +141,49 @@ CHECK_SOURCE = "docs/alphatrim.md R11"
 #: docs/alphatrim.md ("Claims"; rendered by ``labelfree.claims``). The rows of a check repeat
 #: per experiment (digits, synthetic, heads) and seed regime. ``cause`` is shown for a claim
 #: that does not hold.
+_CORR = ("our zoo size, 30 candidates per regime against the paper's 100: with the paper's 200 "
+         "runs per regime (100 reference, 100 candidates) |corr| falls in S_init and S_all to "
+         "0.24 and 0.17 on digits, 0.06 and 0.21 on synthetic, and the check holds there; in "
+         "S_batch Pearson's value stays at 0.61-0.62 while the rank (Spearman) correlation is "
+         "0.28-0.41: a few low-accuracy runs with high alpha-hat carry it (the paper too finds "
+         "the poorest runs in S_batch, Table II). More bootstrap replicates or other analysis "
+         "seeds do not move it: docs/paper-vs-ours/alphatrim-causes.md (V-B1 correlation). The "
+         "paper gives no number for \"weakly\"; 0.5 is our reading R11")
 CLAIMS = (
     {"id": "V-B1 tail", "checks": ("(i) *",),
      "claim": "a run's alpha-hat against its zoo's reference is mostly near 0, with a tail of "
               "outlying runs (Sec. V-B1, Fig. 9, Table II)",
-     "cause": "not investigated"},
+     "cause": "on the transfer heads alone (the tail row; the median row holds everywhere), "
+              "because our 45 candidate heads all reach the same optimum of a linear head: "
+              "accuracies 91.1-91.7 %, max alpha-hat 0.004-0.010 at any bootstrap count or "
+              "analysis seed; trained for one epoch or at learning rate 0.1 instead of 0.01 the "
+              "heads end apart and the tail appears (max alpha-hat 0.5), with a hidden layer of "
+              "32 units too (0.19): docs/paper-vs-ours/alphatrim-causes.md (V-B1 tail). The "
+              "paper's ViT heads do show one (Table V: 0.069, 0.118). Real MNIST's failing "
+              "medians (0.07-0.15): cause not found, not investigated here"},
     {"id": "V-B1 accuracy", "checks": ("(ii) best accuracy *", "(ii) worst run *"),
      "claim": "runs with alpha-hat <= 0.05 cover the upper part of the accuracy range, the very "
               "worst runs fall outside them (Sec. V-B1, Table II)",
-     "cause": "not investigated"},
+     "cause": "only the informational row \"the worst run falls outside\" fails (synthetic "
+              "S_init and S_batch, heads); the paper's own Table II does not show it for "
+              "S_init either: there the runs with alpha-hat <= 0.05 span the whole accuracy "
+              "range, worst run included (90.422), as in our synthetic S_init. On the heads it "
+              "holds once the runs end apart (one epoch, or learning rate 0.1); "
+              "synthetic S_batch holds with the paper's 200 runs per regime: docs/paper-vs-ours/alphatrim-causes.md (V-B1 accuracy)"},
     {"id": "V-B1 correlation", "checks": ("(ii) |corr*",),
      "claim": "alpha-hat is only weakly correlated with accuracy: it measures something "
               "accuracy does not (Sec. V-B1, Fig. 9)",
-     "cause": "not investigated"},
+     "cause": _CORR},
     {"id": "V-A ensembles", "checks": ("(iii) *",),
      "claim": "as the ensemble grows, its alpha-hat, accuracy spread, churn and distance to the "
               "reference shrink (Sec. V-A1-V-A2, Table I, Fig. 5)",
-     "cause": "not investigated"},
+     "cause": "sampling noise of our reduced analysis, not the ensembles: the failing rows are "
+              "rises of 0.0000-0.0003 in mean alpha-hat and 0.005 points in accuracy std "
+              "between sizes where both are at their floor; re-analysing the same zoos with 400 "
+              "sampled ensembles per size instead of 40 (the paper: 500) every (iii) row holds "
+              "on digits and heads, and with 200 bootstrap replicates instead of 30 the "
+              "alpha-hat rows hold; other analysis seeds at 30 / 40 flip them either way: "
+              "docs/paper-vs-ours/alphatrim-causes.md (V-A ensembles)"},
     {"id": "CIFAR-10", "untestable": "the paper's binary CIFAR-10 CNN zoo (hundreds of runs) "
                                      "needs `config/paper/alphatrim-cifar10.yaml` and a GPU; "
                                      "not run",
