@@ -100,7 +100,7 @@ def reversal_table(paper: pd.DataFrame, ours: pd.DataFrame, base: pd.DataFrame) 
     rows = []
     for c in [*sorted(ours.index.drop("average")), "average"]:
         row = {"corruption": LAF_CORRUPTIONS.get(c, c)}
-        for m, pm in (("Random", "Random"), ("SDS", "SDS"), ("CES-best", "CES"), ("LaF", "LaF")):
+        for pm in ("Random", "SDS", "CES", "LaF"):
             row[f"paper {pm}"] = paper.at[c, pm] if c in paper.index and pm in paper else np.nan
         for m in ("Random", "SDS", "CES-best", "LaF"):
             row[f"paper-like {m}"] = ours.at[c, m] if m in ours else np.nan
