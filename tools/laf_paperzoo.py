@@ -22,6 +22,7 @@ import argparse
 import json
 import platform
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -236,6 +237,11 @@ def main(argv: list[str] | None = None) -> None:
                   "Minimum and maximum accuracy (%) over the zoo. Where the paper's most robust "
                   "model keeps its accuracy and ours does not, with the paper's architectures, "
                   "the corrupted images differ from the paper's MNIST-C.", "", _md(a2), ""]
+    copies = out.with_suffix("")
+    copies.mkdir(exist_ok=True)
+    for f in sorted(tables.glob("*.csv")) + sorted(tables.glob("*.md")):
+        shutil.copyfile(f, copies / f.name)
+    lines += [f"Every table of the run is in `{copies.name}/`.", ""]
     checks = tables / "extra-all-checks.csv"
     if checks.exists():
         c = pd.read_csv(checks)
