@@ -160,6 +160,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--machine", default=f"{platform.processor() or platform.machine()}")
     ap.add_argument("--note", default="", help="one paragraph on conditions (load, reductions)")
     ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--extra", default=None,
+                    help="a generated section to append (tools/laf_suspects.py --out)")
     a = ap.parse_args(argv)
     run, out = Path(a.run), Path(a.out)
     tables = run / "results" / "laf" / "tables"
@@ -246,6 +248,8 @@ def main(argv: list[str] | None = None) -> None:
     if checks.exists():
         c = pd.read_csv(checks)
         lines += ["## Checks", "", _md(c[["check", "value", "threshold", "holds"]]), ""]
+    if a.extra:
+        lines += [Path(a.extra).read_text()]
     out.write_text("\n".join(lines))
 
 

@@ -8,8 +8,11 @@ section (``--out``), appended to docs/paper-vs-ours/laf-mnist-paperzoo.md by the
   zoo of converged models would be; the paper's models were trained for 5-100 epochs, ours for
   one (docs/laf.md, experiment 3). If LaF overtakes Random on such a sub-zoo, the spread of an
   under-trained zoo is the cause.
-- **ties**: per corrupted set, how many models sit within one point of chance (10 %) or of each
-  other, beside LaF - Random.
+- **correlated errors**: per set, the accuracy of the models' majority vote (LaF's start)
+  against the best model's; where the vote falls below the best model, the models err together
+  and LaF follows the wrong consensus. The summary gives the rank correlation, over the
+  corrupted sets, of (vote accuracy - best model's accuracy) with LaF - Random, and the number
+  of models within one point of chance.
 
 Usage::
 
@@ -25,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from labelfree.laf.run import SetInputs, StreamedProbs, StudyParams, analyse_testset, load_testset
+from labelfree.stats import spearman
 
 
 def testsets(run: Path, zoo: str, dataset: str, models: list[str]) -> list[SetInputs]:
@@ -37,6 +41,13 @@ def testsets(run: Path, zoo: str, dataset: str, models: list[str]) -> list[SetIn
         out.append(SetInputs(f.stem, tuple(str(infer / m / "corruptions.npz") for m in models),
                              str(f), "corruptions"))
     return out
+
+
+def vote_accuracy(yhat: np.ndarray, y: np.ndarray, K: int) -> float:
+    """Accuracy of the models' majority vote (ties to the smallest class, as LaF's start)."""
+    counts = np.zeros((yhat.shape[0], K), dtype=np.int64)
+    np.add.at(counts, (np.arange(yhat.shape[0])[:, None], yhat), 1)
+    return float((counts.argmax(axis=1) == y).mean())
 
 
 def analyse(sets: list[SetInputs], models: list[str], keep: np.ndarray, params: StudyParams,
@@ -53,7 +64,9 @@ def analyse(sets: list[SetInputs], models: list[str], keep: np.ndarray, params: 
         mean = d.groupby("method")["spearman"].mean()
         acc = np.array([r["accuracy"] for r in res.models])
         rows.append({"testset": s.name, "m": len(keep), "quality": 100 * acc.mean(),
+                     "vote accuracy": 100 * vote_accuracy(yhat[:, keep], y, probs.K),
                      "diversity": 100 * acc.std(),
+                     "best model": 100 * acc.max(),
                      "near chance": int((np.abs(acc - 0.1) <= 0.01).sum()),
                      **{k: mean.get(k, np.nan) for k in ("Random", "SDS", "LaF")}})
     return pd.DataFrame(rows)
@@ -98,7 +111,9 @@ def main(argv: list[str] | None = None) -> None:
                         "corr. LaF": cor["LaF"].mean(), "corr. Random": cor["Random"].mean(),
                         "corr. SDS": cor["SDS"].mean(),
                         "corr. sets LaF > Random": f"{int((cor['LaF - Random'] > 0).sum())} of "
-                                                   f"{len(cor)}"})
+                                                   f"{len(cor)}",
+                        "rho(vote acc. - best model acc., LaF - Random)": spearman(
+                            cor["vote accuracy"] - cor["best model"], cor["LaF - Random"])})
         lines += [f"### Sub-zoo: ID accuracy >= {thr:.2f} ({len(keep)} models)", "",
                   d.to_markdown(index=False, floatfmt=".3f"), ""]
     if summary:
