@@ -1,4 +1,6 @@
-"""Architectures of local zoos: ``mlp``, ``lenet``, ``resnet`` and ``cnn_tiny``.
+"""Architectures of local zoos: ``mlp``, ``lenet``, ``resnet``, ``cnn_tiny``, and the MNIST
+networks of the LaF authors' training scripts (:data:`LAF_MNIST_ARCHS`, docs/laf.md, "A zoo like
+the paper's").
 
 Every model takes float NCHW input of any size ``(C, H, W)`` and returns ``K`` logits. Each
 exposes two named feature points (used by PACE's FL/LHL features, PACE paper Section 3.1, and by
@@ -17,6 +19,7 @@ the submodule whose output is the feature; a name, so the module is not register
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -24,7 +27,15 @@ import torch
 from torch import nn
 
 #: Local architecture families; ``width``/``depth`` meaning per family is in docs/zoo.md.
-ARCHS = ("mlp", "lenet", "resnet", "cnn_tiny")
+#: The LaF authors' MNIST networks (github.com/testing-cs/LaF-model-selection at 028011f,
+#: ``trainModel/mnist``), written in torch from their Keras layer lists; ``width``/``depth`` are
+#: ignored. Names and the scripts they come from are in docs/laf.md, "A zoo like the paper's".
+LAF_MNIST_ARCHS = (
+    "keras_cnn", "opt_cnn", "bn_deep", "keras_main", "convnet", "bn_cnn", "builder_small",
+    "builder_larger", "builder_very_big", "builder_full", "builder_full_revert", "builder_full_1",
+    "builder_big", "lenet1", "lenet4", "lenet5", "nb_cnn",
+)
+ARCHS = ("mlp", "lenet", "resnet", "cnn_tiny", *LAF_MNIST_ARCHS)
 
 FEATURES = ("first", "penultimate")
 
@@ -157,11 +168,151 @@ class CNNTiny(nn.Module):
         return self.head(self.body(x))
 
 
+# The LaF authors' MNIST networks as layer lists (Keras semantics: ``valid`` padding unless
+# ``same``, pooling windows of 2 with stride 2, ``same`` pooling rounds up). Tokens:
+# ("c", out, kernel, stride, padding, activation), ("bn",), ("a", activation), ("mp", padding),
+# ("ap",), ("d", p), ("f",), ("fc", out, activation). The final Dense(10) is the model's ``head``;
+# its softmax (or sigmoid) is dropped: models return logits. ``post`` is a layer after the head
+# (mnist_project.py's BatchNormalization before its softmax).
+_LAF_MNIST: dict[str, tuple[tuple, ...]] = {
+    # cnn_mnist.py (model-1), mnist.py (model-14)
+    "keras_cnn": (("c", 32, 3, 1, "valid", "relu"), ("c", 64, 3, 1, "valid", "relu"), ("mp", "valid"),
+                  ("d", 0.25), ("f",), ("fc", 128, "relu"), ("d", 0.5)),
+    # model_{Adadelta,Adagrad,Adam,Adamax,Nadam,RMSprop,SGD}.py (model-2..8)
+    "opt_cnn": (("c", 8, 3, 1, "same", "relu"), ("mp", "valid"), ("d", 0.25),
+                ("c", 16, 5, 1, "same", "relu"), ("mp", "valid"), ("d", 0.25), ("f",),
+                ("fc", 256, "relu"), ("d", 0.5)),
+    # mnist_project.py (model-9; its data augmentation is not reproduced)
+    "bn_deep": (("c", 8, 5, 1, "same", None), ("bn",), ("a", "relu"),
+                ("c", 16, 5, 1, "same", None), ("bn",), ("a", "relu"), ("mp", "valid"),
+                ("c", 32, 3, 1, "same", None), ("bn",), ("a", "relu"),
+                ("c", 64, 3, 1, "same", None), ("bn",), ("a", "relu"), ("mp", "valid"),
+                ("c", 128, 3, 1, "same", None), ("bn",), ("a", "relu"),
+                ("c", 128, 3, 1, "same", None), ("bn",), ("a", "relu"),
+                ("c", 128, 3, 1, "same", None), ("bn",), ("a", "relu"), ("mp", "valid"),
+                ("f",), ("fc", 256, None), ("bn",), ("a", "relu")),
+    # MainCNN.py (model-10)
+    "keras_main": (("c", 32, 3, 1, "valid", "relu"), ("c", 32, 3, 1, "valid", "relu"),
+                   ("mp", "valid"), ("d", 0.25), ("f",), ("fc", 128, "relu"), ("d", 0.5)),
+    # mnist_convnet.py (model-13)
+    "convnet": (("c", 32, 3, 1, "valid", "relu"), ("mp", "valid"), ("c", 64, 3, 1, "valid", "relu"),
+                ("mp", "valid"), ("f",), ("d", 0.5)),
+    # CNN.py (model-16)
+    "bn_cnn": (("c", 32, 3, 1, "valid", "relu"), ("bn",), ("c", 32, 3, 1, "valid", "relu"), ("bn",),
+               ("c", 32, 5, 2, "same", "relu"), ("bn",), ("d", 0.4),
+               ("c", 64, 3, 1, "valid", "relu"), ("bn",), ("c", 64, 3, 1, "valid", "relu"), ("bn",),
+               ("c", 64, 5, 2, "same", "relu"), ("bn",), ("d", 0.4), ("f",),
+               ("fc", 128, "relu"), ("bn",), ("d", 0.4)),
+    # cnnBuilder.py: small_model (model-19; sigmoid output, trained here with softmax)
+    "builder_small": (("c", 15, 3, 1, "valid", "tanh"), ("ap",), ("c", 15, 3, 1, "valid", "relu"),
+                      ("mp", "valid"), ("d", 0.2), ("f",), ("fc", 500, "sigmoid")),
+    # larger_model (model-17)
+    "builder_larger": (("c", 30, 5, 1, "valid", "relu"), ("mp", "valid"),
+                       ("c", 15, 3, 1, "valid", "relu"), ("mp", "valid"), ("d", 0.2), ("f",),
+                       ("fc", 128, "relu"), ("fc", 50, "relu")),
+    # very_big_model (model-20)
+    "builder_very_big": (("c", 60, 5, 1, "valid", "relu"), ("mp", "valid"),
+                         ("c", 30, 3, 1, "valid", "relu"), ("mp", "valid"), ("d", 0.1), ("f",),
+                         ("fc", 1000, "relu"), ("fc", 100, "relu")),
+    # full_cnn_model (model-21)
+    "builder_full": (("c", 30, 5, 1, "valid", "relu"), ("mp", "valid"),
+                     ("c", 20, 3, 1, "valid", "relu"), ("mp", "valid"),
+                     ("c", 10, 5, 1, "valid", "relu"), ("f",), ("fc", 1000, "tanh")),
+    # full_cnn_revert_model (model-22; their loss: mean squared log error)
+    "builder_full_revert": (("c", 10, 3, 1, "valid", "relu"), ("mp", "valid"),
+                            ("c", 20, 3, 1, "valid", "relu"), ("mp", "valid"),
+                            ("c", 60, 3, 1, "valid", "relu"), ("f",), ("fc", 1000, "tanh")),
+    # full_cnn_1_model (model-23; their loss: mean squared log error)
+    "builder_full_1": (("c", 10, 3, 1, "valid", "relu"), ("mp", "valid"),
+                       ("c", 20, 3, 1, "valid", "relu"), ("mp", "valid"),
+                       ("c", 60, 5, 1, "valid", "relu"), ("f",), ("fc", 1000, "tanh")),
+    # big_cnn_model (model-18; their loss: mean squared log error)
+    "builder_big": (("c", 60, 5, 1, "valid", "relu"), ("mp", "valid"),
+                    ("c", 60, 3, 1, "valid", "relu"), ("mp", "valid"), ("d", 0.2), ("f",),
+                    ("fc", 256, "relu"), ("fc", 100, "relu")),
+    # Model1.py, LeNet-1 (model-24; 7,206 parameters, the paper's Table 2 minimum)
+    "lenet1": (("c", 4, 5, 1, "same", "relu"), ("mp", "valid"), ("c", 12, 5, 1, "same", "relu"),
+               ("mp", "valid"), ("f",)),
+    # Model2.py, LeNet-4 (model-25)
+    "lenet4": (("c", 6, 5, 1, "same", "relu"), ("mp", "valid"), ("c", 16, 5, 1, "same", "relu"),
+               ("mp", "valid"), ("f",), ("fc", 84, "relu")),
+    # Model3.py, LeNet-5 (model-26)
+    "lenet5": (("c", 6, 5, 1, "same", "relu"), ("mp", "valid"), ("c", 16, 5, 1, "same", "relu"),
+               ("mp", "valid"), ("f",), ("fc", 120, "relu"), ("fc", 84, "relu")),
+    # CNN_keras_mnist.ipynb (model-27; 3,274,634 parameters, the paper's Table 2 maximum)
+    "nb_cnn": (("c", 32, 5, 1, "same", "relu"), ("mp", "same"), ("c", 64, 5, 1, "same", "relu"),
+               ("mp", "same"), ("f",), ("fc", 1024, "relu"), ("d", 0.2)),
+}
+
+_ACTS: dict[str, Callable[[], nn.Module]] = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid}
+
+
+class LafMnistNet(nn.Module):
+    """One of the LaF authors' MNIST networks (:data:`_LAF_MNIST`): body of the listed layers,
+    ``head`` = Linear(K), and ``post`` (BatchNorm1d for ``bn_deep``, else identity)."""
+
+    def __init__(self, in_shape: tuple[int, int, int], num_classes: int, width: int = 0,
+                 depth: int = 0, *, name: str):
+        super().__init__()
+        h, w, c = in_shape
+        layers: list[nn.Module] = []
+        ch, flat, first = c, 0, ""
+        for tok in _LAF_MNIST[name]:
+            kind = tok[0]
+            if kind == "c":
+                _, out, k, stride, pad, act = tok
+                layers.append(nn.Conv2d(ch, out, k, stride=stride,
+                                        padding=k // 2 if pad == "same" else 0))
+                ch = out
+            elif kind == "fc":
+                _, out, act = tok
+                layers.append(nn.Linear(flat, out))
+                flat = out
+            elif kind == "bn":
+                layers.append(nn.BatchNorm1d(flat) if flat else nn.BatchNorm2d(ch))
+                act = None
+            elif kind == "mp":
+                layers.append(nn.MaxPool2d(2, ceil_mode=tok[1] == "same"))
+                act = None
+            elif kind == "ap":
+                layers.append(nn.AvgPool2d(2))
+                act = None
+            elif kind == "d":
+                layers.append(nn.Dropout(tok[1]))
+                act = None
+            elif kind == "f":
+                layers.append(nn.Flatten())
+                flat = _flat_size(nn.Sequential(*layers), c, h, w)
+                act = None
+            else:  # "a"
+                act = tok[1]
+            if act is not None:
+                layers.append(_ACTS[act]())
+            if not first and kind in ("c", "fc"):
+                first = f"body.{len(layers) - 1}"
+        self.body = nn.Sequential(*layers)
+        self.head = nn.Linear(flat, num_classes)
+        self.post: nn.Module = nn.BatchNorm1d(num_classes) if name == "bn_deep" else nn.Identity()
+        self.feature_first = first
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.post(self.head(self.body(x)))
+
+
+def _flat_size(body: nn.Module, c: int, h: int, w: int) -> int:
+    """Features after ``body`` (ending in Flatten) for one (c, h, w) input; draws no random
+    numbers, so the initial weights depend on the seed only."""
+    body.eval()
+    with torch.no_grad():
+        return int(body(torch.zeros(1, c, h, w)).shape[1])
+
+
 _BUILDERS: dict[str, Callable[..., nn.Module]] = {
     "mlp": MLP,
     "lenet": LeNet,
     "resnet": ResNet,
     "cnn_tiny": CNNTiny,
+    **{name: functools.partial(LafMnistNet, name=name) for name in LAF_MNIST_ARCHS},
 }
 
 
@@ -180,7 +331,14 @@ def build_model(
         )
     if len(in_shape) != 3 or min(in_shape) < 1:
         raise ArchError(f"{arch}: input shape {in_shape} must be (H, W, C) with positive sizes")
-    return _BUILDERS[arch](tuple(int(s) for s in in_shape), int(num_classes), int(width), int(depth))
+    shape = tuple(int(s) for s in in_shape)
+    if arch in LAF_MNIST_ARCHS:
+        try:
+            return _BUILDERS[arch](shape, int(num_classes), int(width), int(depth))
+        except RuntimeError as err:  # a kernel larger than the map it slides over
+            raise ArchError(f"{arch}: input shape {in_shape} is too small for this network "
+                            f"(written for 28x28 MNIST): {err}") from None
+    return _BUILDERS[arch](shape, int(num_classes), int(width), int(depth))
 
 
 def param_count(model: nn.Module) -> int:

@@ -85,7 +85,7 @@ def default_model_id(row: dict[str, Any]) -> str:
 
 #: Local architectures and optimizers (zoo.arch.ARCHS, zoo.train.OPTIMIZERS; a test keeps them
 #: equal). Copied, not imported: the sheet is read at parse time, where torch must not load.
-LOCAL_ARCHS = ("mlp", "lenet", "resnet", "cnn_tiny")
+LOCAL_ARCHS = ("mlp", "lenet", "resnet", "cnn_tiny", "keras_cnn", "opt_cnn", "bn_deep", "keras_main", "convnet", "bn_cnn", "builder_small", "builder_larger", "builder_very_big", "builder_full", "builder_full_revert", "builder_full_1", "builder_big", "lenet1", "lenet4", "lenet5", "nb_cnn")  # noqa: E501
 OPTIMIZERS = ("sgd", "adam", "adadelta", "adagrad", "adamax", "nadam", "rmsprop")
 PREPROCESSING = ("scale01", "center", "imagenet", "cifar10_kit")
 _LABEL_MAP = re.compile(r"^\d+:\d+(,\d+:\d+)*$")

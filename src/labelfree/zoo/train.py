@@ -6,8 +6,9 @@ S_init and S_batch, Section V; docs/zoo.md, reading R5):
 - ``seed`` (init seed): torch's RNG when the network is built, on the CPU, before it moves to
   the device, so the same seed gives bitwise identical initial weights anywhere.
 - ``batch_seed`` (data seed, defaults to ``seed``): a numpy Generator that draws the training
-  subset (``data_fraction``) and the order of every epoch. The models have no dropout or
-  augmentation, so nothing else is random.
+  subset (``data_fraction``) and the order of every epoch, and torch's RNG while training
+  (forked, seeded from the data seed), which draws the dropout masks of the networks that have
+  dropout (the LaF authors' MNIST networks, zoo.arch). Nothing else is random (no augmentation).
 
 The validation split is held out from the training split with a zoo-level seed, so every model of
 a zoo is validated on the same images. ``label_map`` (e.g. ``"0:8,8:0"``) relabels the training
@@ -338,7 +339,8 @@ def _train(
     # epochs -> (model, final loss, seconds, first epoch's order hash) at that stop
     taken: dict[int, tuple[nn.Module, float, float, str]] = {}
     t0 = time.perf_counter()
-    with deterministic(dev):
+    with deterministic(dev), torch.random.fork_rng(devices=_rng_devices(dev)):
+        torch.manual_seed(derive_seed(recipe.data_seed, "dropout"))
         for epoch in range(recipe.epochs):
             if epoch in stops:
                 taken[epoch] = (_copy(model), stats["loss"], time.perf_counter() - t0, order_hash)
@@ -385,6 +387,13 @@ def _train(
         }
         out[epochs] = TrainResult(model=net, meta=meta)
     return out
+
+
+def _rng_devices(dev: torch.device) -> list[int]:
+    """The CUDA devices whose RNG the training run forks (none on the CPU)."""
+    if dev.type != "cuda":
+        return []
+    return [dev.index if dev.index is not None else torch.cuda.current_device()]
 
 
 def _copy(model: nn.Module) -> nn.Module:
