@@ -47,7 +47,6 @@ HEAVY = {
     "pace_subjects": "trains PACE's subjects",
     "pace_css_cov": "coverage of the pool over the training set",
     "pace_experiment": "one PACE experiment over every subject",
-    "pace_experiments": "every PACE experiment over every subject (pace.jobs: study)",
     "syp_testsets": "builds SYP's test sets",
     "syp_indicators": "SYP's indicators of one model",
     "syp_oracle": "trains SYP's oracle of one model",
