@@ -2,8 +2,11 @@
 # model and group (results/infer/{zoo}/{model}/{group}.npz), then the zoo's accuracy table and
 # heatmap (rule accuracy_table). Jobs follow the zoo's `bundle` setting (docs/zoo.md):
 #   inference_model                           one job per model and group (`bundle: model`)
-#   inference_bundle_<zoo>_<bundle>_<group>   one job per bundle and group (otherwise)
-# A group is its own job, so a study that adds a group to a zoo runs inference on it alone.
+#   inference_bundle_<zoo>_<bundle>           one job per bundle, every group in turn (otherwise;
+#                                             `inference.jobs: bundle`, the default)
+#   inference_bundle_<zoo>_<bundle>_<group>   one job per bundle and group (`inference.jobs: group`)
+# One job per bundle starts torch once for all the zoo's groups (about 2 s of CPU per start,
+# docs/pipeline.md); with `group`, a study that adds a group to a zoo runs inference on it alone.
 # Both run workflow/scripts/inference_run.py, inference_model from `shell:`
 # (common.smk::adapter_shell).
 # A per-model job lists a group of several sets through one stand-in file (rule
@@ -81,23 +84,25 @@ for _zoo, _bundles in ZOO_BUNDLES.items():
     if _zoo in PER_MODEL_ZOOS:
         continue
     for _bundle, _models in _bundles.items():
-        for _group in zoo_groups(_zoo):
+        for _groups in bundle_job_groups(_zoo):
 
             rule:
                 name:
-                    rule_name("inference_bundle", _zoo, _bundle, _group)
+                    rule_name(
+                        "inference_bundle", _zoo, _bundle, *bundle_job_tag(_groups)
+                    )
                 input:
                     weights=[
                         f"{model_dir(_zoo, m)}/weights.safetensors" for m in _models
                     ],
                     meta=[f"{model_dir(_zoo, m)}/meta.json" for m in _models],
-                    testsets=group_testset_paths(_zoo, _group),
+                    testsets=bundle_testset_paths(_zoo, _groups),
                 output:
-                    [infer_file(_zoo, m, _group) for m in _models],
+                    [infer_file(_zoo, m, g) for g in _groups for m in _models],
                 log:
-                    f"logs/inference/{_zoo}/{_bundle}/{_group}.log",
+                    f"logs/inference/{_zoo}/{'/'.join([_bundle, *bundle_job_tag(_groups)])}.log",
                 benchmark:
-                    f"benchmarks/inference/{_zoo}/{_bundle}/{_group}.tsv"
+                    f"benchmarks/inference/{_zoo}/{'/'.join([_bundle, *bundle_job_tag(_groups)])}.tsv"
                 conda:
                     "../../envs/labelfree.yaml"
                 threads: INFER["threads"]
@@ -106,7 +111,8 @@ for _zoo, _bundles in ZOO_BUNDLES.items():
                     runtime=INFER["runtime"],
                     gpu=1 if INFER["device"] == "cuda" else 0,
                 params:
-                    job=inference_job(_zoo, _models, _group),
+                    # one job per group, run in turn by one process (inference.jobs)
+                    job=[inference_job(_zoo, _models, g) for g in _groups],
                 script:
                     "../scripts/inference_run.py"
 

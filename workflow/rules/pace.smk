@@ -184,29 +184,58 @@ if PACE.enabled:
             script:
                 "../scripts/pace_css_cov.py"
 
-    rule pace_experiment:
-        input:
-            subjects="results/pace/raw/subjects.npz",
-        output:
-            rows="results/pace/raw/{experiment}.csv",
-            timings="results/pace/raw/{experiment}_timings.json",
-        log:
-            "logs/pace/experiment_{experiment}.log",
-        benchmark:
-            "benchmarks/pace/experiment_{experiment}.tsv"
-        wildcard_constraints:
-            experiment="|".join(pace_plan.EXPERIMENTS),
-        conda:
-            "../../envs/labelfree.yaml"
-        threads: PACE.cfg["threads"]
-        resources:
-            mem_mb=PACE.cfg["mem_mb"],
-            runtime=PACE.cfg["runtime"],
-        params:
-            cfg=PACE.experiment_cfg,
-            seed=SEED,
-        script:
-            "../scripts/pace_experiment.py"
+    if PACE.cfg["jobs"] == "study":
+
+        rule pace_experiments:
+            input:
+                subjects="results/pace/raw/subjects.npz",
+            output:
+                rows=expand("results/pace/raw/{e}.csv", e=pace_plan.EXPERIMENTS),
+                timings=expand(
+                    "results/pace/raw/{e}_timings.json", e=pace_plan.EXPERIMENTS
+                ),
+            log:
+                "logs/pace/experiments.log",
+            benchmark:
+                "benchmarks/pace/experiments.tsv"
+            conda:
+                "../../envs/labelfree.yaml"
+            threads: PACE.cfg["threads"]
+            resources:
+                mem_mb=PACE.cfg["mem_mb"],
+                runtime=PACE.cfg["runtime"],
+            params:
+                cfg=PACE.experiment_cfg,
+                seed=SEED,
+                experiments=list(pace_plan.EXPERIMENTS),
+            script:
+                "../scripts/pace_experiment.py"
+
+    else:
+
+        rule pace_experiment:
+            input:
+                subjects="results/pace/raw/subjects.npz",
+            output:
+                rows="results/pace/raw/{experiment}.csv",
+                timings="results/pace/raw/{experiment}_timings.json",
+            log:
+                "logs/pace/experiment_{experiment}.log",
+            benchmark:
+                "benchmarks/pace/experiment_{experiment}.tsv"
+            wildcard_constraints:
+                experiment="|".join(pace_plan.EXPERIMENTS),
+            conda:
+                "../../envs/labelfree.yaml"
+            threads: PACE.cfg["threads"]
+            resources:
+                mem_mb=PACE.cfg["mem_mb"],
+                runtime=PACE.cfg["runtime"],
+            params:
+                cfg=PACE.experiment_cfg,
+                seed=SEED,
+            script:
+                "../scripts/pace_experiment.py"
 
     rule pace_report:
         input:

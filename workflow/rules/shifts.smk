@@ -1,6 +1,8 @@
 # Rules of the `shifts` layer (docs/shifts.md): from each dataset's `id` test set, the -C
-# corruption suite (one job per dataset x corruption, writing all its severities) and the
-# natural-shift sets (one job per dataset). Released -C archives replace regeneration where
+# corruption suite and the natural-shift sets. `shifts.jobs: dataset` (the default run): one job
+# per dataset writes them all (rule shifts_testsets; one Python start instead of sixteen);
+# `corruption` (the schema default): one job per dataset x corruption, writing all its
+# severities (shifts_corruption), and one per dataset for the natural shifts (shifts_natural). Released -C archives replace regeneration where
 # `shifts.released` names one for the dataset (docs/shifts.md,
 # readings R1-R4).
 
@@ -21,51 +23,20 @@ SHIFTS = config["shifts"]
 TESTSET_GROUPS["natural"] = list(SHIFTS["natural"])
 
 
-rule shifts_corruption:
-    input:
-        unpack(shifts_corruption_inputs),
-    output:
-        expand(
-            "results/testsets/{{dataset}}/{{corruption}}-{severity}.npz",
-            severity=SHIFTS["severities"],
-        ),
-    log:
-        "logs/shifts/{dataset}/{corruption}.log",
-    benchmark:
-        "benchmarks/shifts/{dataset}/{corruption}.tsv"
-    wildcard_constraints:
-        dataset=shifts_alternatives(list(DATASETS)),
-        corruption=shifts_alternatives(SHIFTS["corruptions"]),
-    conda:
-        "../../envs/labelfree.yaml"
-    threads: 1
-    resources:
-        mem_mb=SHIFTS["mem_mb"],
-        runtime=SHIFTS["runtime"],
-    params:
-        dataset=lambda wc: wc.dataset,
-        corruption=lambda wc: wc.corruption,
-        severities=SHIFTS["severities"],
-        seed=SEED,
-        table=SHIFTS["params"],
-        released=lambda wc: SHIFTS["released"].get(wc.dataset, ""),
-        single_level_severity=SHIFTS["released_single_level_severity"],
-        fallback=SHIFTS["released_fallback"],
-    script:
-        "../scripts/shifts_corruption.py"
+if SHIFTS["jobs"] == "dataset" and (SHIFTS["corruptions"] or SHIFTS["natural"]):
 
-
-if SHIFTS["natural"]:
-
-    rule shifts_natural:
+    rule shifts_testsets:
         input:
-            id=testset_path("{dataset}", "id"),
+            unpack(shifts_corruption_inputs),
         output:
-            [testset_path("{dataset}", name) for name in SHIFTS["natural"]],
+            [
+                testset_path("{dataset}", name)
+                for name in TESTSET_GROUPS["corruptions"] + SHIFTS["natural"]
+            ],
         log:
-            "logs/shifts/{dataset}/natural.log",
+            "logs/shifts/{dataset}/testsets.log",
         benchmark:
-            "benchmarks/shifts/{dataset}/natural.tsv"
+            "benchmarks/shifts/{dataset}/testsets.tsv"
         wildcard_constraints:
             dataset=shifts_alternatives(list(DATASETS)),
         conda:
@@ -76,10 +47,77 @@ if SHIFTS["natural"]:
             runtime=SHIFTS["runtime"],
         params:
             dataset=lambda wc: wc.dataset,
-            names=SHIFTS["natural"],
+            corruptions=SHIFTS["corruptions"],
+            severities=SHIFTS["severities"],
+            natural=SHIFTS["natural"],
             seed=SEED,
+            table=SHIFTS["params"],
+            released=lambda wc: SHIFTS["released"].get(wc.dataset, ""),
+            single_level_severity=SHIFTS["released_single_level_severity"],
+            fallback=SHIFTS["released_fallback"],
         script:
-            "../scripts/shifts_natural.py"
+            "../scripts/shifts_testsets.py"
+
+else:
+
+    rule shifts_corruption:
+        input:
+            unpack(shifts_corruption_inputs),
+        output:
+            expand(
+                "results/testsets/{{dataset}}/{{corruption}}-{severity}.npz",
+                severity=SHIFTS["severities"],
+            ),
+        log:
+            "logs/shifts/{dataset}/{corruption}.log",
+        benchmark:
+            "benchmarks/shifts/{dataset}/{corruption}.tsv"
+        wildcard_constraints:
+            dataset=shifts_alternatives(list(DATASETS)),
+            corruption=shifts_alternatives(SHIFTS["corruptions"]),
+        conda:
+            "../../envs/labelfree.yaml"
+        threads: 1
+        resources:
+            mem_mb=SHIFTS["mem_mb"],
+            runtime=SHIFTS["runtime"],
+        params:
+            dataset=lambda wc: wc.dataset,
+            corruption=lambda wc: wc.corruption,
+            severities=SHIFTS["severities"],
+            seed=SEED,
+            table=SHIFTS["params"],
+            released=lambda wc: SHIFTS["released"].get(wc.dataset, ""),
+            single_level_severity=SHIFTS["released_single_level_severity"],
+            fallback=SHIFTS["released_fallback"],
+        script:
+            "../scripts/shifts_corruption.py"
+
+    if SHIFTS["natural"]:
+
+        rule shifts_natural:
+            input:
+                id=testset_path("{dataset}", "id"),
+            output:
+                [testset_path("{dataset}", name) for name in SHIFTS["natural"]],
+            log:
+                "logs/shifts/{dataset}/natural.log",
+            benchmark:
+                "benchmarks/shifts/{dataset}/natural.tsv"
+            wildcard_constraints:
+                dataset=shifts_alternatives(list(DATASETS)),
+            conda:
+                "../../envs/labelfree.yaml"
+            threads: 1
+            resources:
+                mem_mb=SHIFTS["mem_mb"],
+                runtime=SHIFTS["runtime"],
+            params:
+                dataset=lambda wc: wc.dataset,
+                names=SHIFTS["natural"],
+                seed=SEED,
+            script:
+                "../scripts/shifts_natural.py"
 
 
 # The example figures are the layer's report items (final targets of the run).

@@ -1,10 +1,12 @@
-"""Thin adapter: run the models of one zoo bundle on one test-set group
-(labelfree.inference.infer_group); one output file per model.
+"""Thin adapter: run the models of one zoo bundle on its test-set groups, one group after the
+other in this one process (labelfree.inference.infer_group per group); one output file per model
+and group.
 
 Bundle rules run it as a `script:`; the per-model rule `inference_model` runs it from `shell:`
 as `python inference_run.py JOB LOG THREADS` (JOB: the job as JSON), because
 Snakemake re-reads a `script:` source for every job while it builds the graph
-(workflow/rules/inference.smk). Either way the job is functions/inference.smk::inference_job.
+(workflow/rules/inference.smk). Either way a job is functions/inference.smk::inference_job, one
+per group: bundle rules pass a list of them, the per-model rule one.
 """
 
 import sys
@@ -20,7 +22,10 @@ log_file = log_to(log_path)
 torch.set_num_threads(threads)
 retain_freed_memory()  # glibc: reuse freed activations, no page faults per batch
 
-# model_dirs, testsets, out_paths, features, feature_dtype, batch_size, device, amp, cache_bytes
-infer_group(
-    **{**job, "testsets": [tuple(pair) for pair in job["testsets"]]}, progress_file=log_file
-)
+# each: model_dirs, testsets, out_paths, features, feature_dtype, batch_size, device, amp,
+# cache_bytes
+for group_job in job if isinstance(job, list) else [job]:
+    infer_group(
+        **{**group_job, "testsets": [tuple(pair) for pair in group_job["testsets"]]},
+        progress_file=log_file,
+    )

@@ -56,15 +56,18 @@ def name(stem: str) -> str:
 
 
 #: Job granularities of config key ``laf.jobs``.
-JOB_GRANULARITIES = ("group", "testset")
+JOB_GRANULARITIES = ("zoo", "group", "testset")
+#: The one part of a zoo with ``laf.jobs: zoo``.
+ZOO_PART = "all"
 
 
 def partition(testsets: Sequence[str], groups: Sequence[str], by: str) -> dict[str, list[str]]:
     """Parts of a zoo's test sets, in order: part name -> its test sets.
 
     ``groups[i]``: the test-set group (workflow `testsets` token) of ``testsets[i]``. ``by``:
-    ``group`` (one part per group: few jobs, the default run's choice) or ``testset`` (one part
-    per test set: the most parallel, for clusters at paper scale).
+    ``zoo`` (one part, :data:`ZOO_PART`, with every set: one job per zoo, the default run's
+    choice), ``group`` (one part per group) or ``testset`` (one part per test set: the most
+    parallel, for clusters at paper scale).
     """
     if by not in JOB_GRANULARITIES:
         raise ValueError(f"laf jobs: {by!r} is not one of {JOB_GRANULARITIES}")
@@ -72,7 +75,8 @@ def partition(testsets: Sequence[str], groups: Sequence[str], by: str) -> dict[s
         raise ValueError(f"{len(testsets)} test sets but {len(groups)} groups")
     parts: dict[str, list[str]] = {}
     for testset, group in zip(testsets, groups, strict=True):
-        parts.setdefault(testset if by == "testset" else group, []).append(testset)
+        part = {"zoo": ZOO_PART, "group": group, "testset": testset}[by]
+        parts.setdefault(part, []).append(testset)
     return parts
 
 

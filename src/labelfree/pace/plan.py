@@ -68,7 +68,7 @@ CSS_COV_STEM = "table12"
 MUTATED_POOLS = ("pace_patch", "pace_light")
 GENERATED_POOLS = ("pace_fgsm", "pace_bim")
 #: Config keys the experiment jobs do not depend on (report-only and Table 12's).
-NOT_EXPERIMENT_KEYS = ("cross_dataset_runs", "css_cov")
+NOT_EXPERIMENT_KEYS = ("cross_dataset_runs", "css_cov", "jobs")
 
 
 def skip_reason(

@@ -39,6 +39,24 @@ def inference_job(zoo, models, group):
     }
 
 
+def bundle_job_groups(zoo):
+    """The groups each bundle job of a zoo runs: all of them in one job (inference.jobs:
+    bundle), or one group per job (group)."""
+    groups = list(zoo_groups(zoo))
+    return [groups] if INFER["jobs"] == "bundle" else [[g] for g in groups]
+
+
+def bundle_job_tag(groups):
+    """The name parts a bundle job adds after its bundle (in its name, log and benchmark
+    paths): its group when each group is its own job (inference.jobs: group), else none."""
+    return groups if INFER["jobs"] == "group" else []
+
+
+def bundle_testset_paths(zoo, groups):
+    """The test sets of ``groups``, each listed once."""
+    return list(dict.fromkeys(p for g in groups for p in group_testset_paths(zoo, g)))
+
+
 def group_testset_pairs(zoo, group):
     """(test set, path) of every set of a zoo's group, as the inference script takes them."""
     return list(zip(zoo_groups(zoo)[group], group_testset_paths(zoo, group)))
