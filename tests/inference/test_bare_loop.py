@@ -23,7 +23,7 @@ from torch import nn
 
 from labelfree.inference import InferenceError, infer_group, predict
 from labelfree.store import read_features, read_logits, write_image_set
-from labelfree.zoo.arch import ARCHS, FEATURES, build_model, feature_points
+from labelfree.zoo.arch import ARCHS, FEATURES, LAF_MNIST_ARCHS, build_model, feature_points
 from labelfree.zoo.io import save_model
 from labelfree.zoo.preprocess import NORMALISATIONS, PreprocessError, preprocess
 
@@ -109,9 +109,10 @@ def test_a_feature_holds_the_layers_value_at_the_end_of_the_forward_pass():
 def test_local_features_copied_in_the_hook_equal_their_values_at_the_end_of_the_pass(arch):
     # predict copies a local model's features inside the hook (the activation is then freed as
     # in a bare loop); that is right only while no later in-place operation touches them.
-    x = np.random.default_rng(3).integers(0, 256, (40, 8, 8, 3), dtype=np.uint8)
+    hw = 28 if arch in LAF_MNIST_ARCHS else 8  # the LaF MNIST networks need 28x28
+    x = np.random.default_rng(3).integers(0, 256, (40, hw, hw, 3), dtype=np.uint8)
     torch.manual_seed(0)
-    model = build_model(arch, (8, 8, 3), 5, 4, 2).eval()
+    model = build_model(arch, (hw, hw, 3), 5, 4, 2).eval()
     got = predict(model, x, batch_size=16, device="cpu", features=FEATURES)
     kept: dict[str, list[torch.Tensor]] = {f: [] for f in FEATURES}
     (first, _), (head, _) = feature_points(model)["first"], feature_points(model)["penultimate"]

@@ -19,9 +19,13 @@ from torch import nn
 from labelfree import inference
 from labelfree.inference import InferenceError, infer_group, predict, prepare
 from labelfree.store import read_logits, write_image_set
-from labelfree.zoo.arch import ARCHS, FEATURES, build_model
+from labelfree.zoo.arch import ARCHS, FEATURES, LAF_MNIST_ARCHS, build_model
 from labelfree.zoo.io import save_model
 from labelfree.zoo.preprocess import NORMALISATIONS
+
+#: Architectures that take a 9x9 input (the LaF authors' MNIST networks need 28x28; their
+#: inference path is probed at that size in tests/zoo/test_layout.py).
+SIZED = tuple(a for a in ARCHS if a not in LAF_MNIST_ARCHS)
 
 
 def images(c: int, n: int = 45, hw: int = 9) -> np.ndarray:
@@ -29,7 +33,7 @@ def images(c: int, n: int = 45, hw: int = 9) -> np.ndarray:
 
 
 @pytest.mark.parametrize("kind", ["scale01", "center", *NORMALISATIONS])
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", SIZED)
 def test_ready_input_gives_the_outputs_of_per_batch_conversion(arch, kind):
     x = images(3)
     torch.manual_seed(0)
@@ -95,7 +99,7 @@ def test_infer_group_writes_the_logits_of_predict_on_the_uint8_set(
     dirs, refs = [], []
     for i in range(group_models):
         torch.manual_seed(i)
-        arch = ARCHS[i % len(ARCHS)]
+        arch = SIZED[i % len(SIZED)]
         model = build_model(arch, (9, 9, 1), 5, 4, 1).eval()
         meta = {"model": f"m{i}", "arch": arch, "width": 4, "depth": 1, "num_classes": 5,
                 "input_shape": [9, 9, 1], "preprocessing": "scale01", "family": "local"}
@@ -118,7 +122,7 @@ def test_infer_group_writes_the_logits_of_predict_on_the_uint8_set(
 def test_first_parameter_is_the_first_of_parameters(arch):
     # _eval's pre-order descent must find what next(model.parameters()) gives (the channel
     # check and model_channels read it)
-    model = build_model(arch, (9, 9, 3), 5, 4, 2)
+    model = build_model(arch, (28, 28, 3), 5, 4, 2)  # 28x28: every architecture fits
     assert inference._eval(model) is next(model.parameters())
     assert inference._first_parameter(nn.ReLU()) is None
 
