@@ -63,7 +63,8 @@ def test_user_zoo_through_the_rules(tmp_path, bundle):
     assert meta["source"] == "checkpoint" and meta["checkpoint"] == str(tmp_path / "mine.pt")
     logits = read_logits(tmp_path / "results/infer/user/mine/id.npz", "id")
     assert logits.shape == (1078, 10)
-    job = "all/id" if bundle == "zoo" else "mine/id"
+    # a bundle runs every test-set group of the zoo in one job (inference.jobs: bundle)
+    job = "all" if bundle == "zoo" else "mine/id"
     log = (tmp_path / f"logs/inference/user/{job}.log").read_text()
     assert ("2/2" if bundle == "zoo" else "1/1") in log  # progress in the job log
     assert (tmp_path / "results/infer/user/accuracy.pdf").exists()
