@@ -5,7 +5,7 @@ is what shifts_corruption.py and shifts_natural.py write for it."""
 import logging
 
 from labelfree.joblog import log_to
-from labelfree.shifts.suite import corruption_sets, keeps_geometry, natural_sets
+from labelfree.shifts.suite import keeps_geometry, natural_sets, write_corruption
 from labelfree.store import read_image_set, write_image_set
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
@@ -13,13 +13,14 @@ log_to(sm.log[0])
 
 p = sm.params
 clean = read_image_set(sm.input.id)
-paths = iter(sm.output)
-for corruption in p.corruptions:
-    sets = corruption_sets(
-        clean.x,
-        clean.y,
+n = len(p.severities)
+outputs = list(sm.output)
+for i, corruption in enumerate(p.corruptions):
+    write_corruption(
+        clean,
         corruption,
         p.severities,
+        outputs[i * n : (i + 1) * n],
         seed=p.seed,
         dataset=p.dataset,
         params=p.table,
@@ -27,12 +28,7 @@ for corruption in p.corruptions:
         single_level_severity=p.single_level_severity,
         fallback=p.fallback,
     )
-    extras = dict(clean.extras) if keeps_geometry(corruption) else {}
-    for severity in p.severities:
-        path, ts = next(paths), sets[severity]
-        keep = extras if ts.source == "generated" else {}
-        write_image_set(path, ts.x, ts.y, **keep)
-        logging.info("%s: %d images (%s), extras %s", path, len(ts.y), ts.source, sorted(keep))
+paths = iter(outputs[len(p.corruptions) * n :])
 natural = natural_sets(clean.x, clean.y, p.natural, seed=p.seed, dataset=p.dataset)
 for name in p.natural:
     path, extras = next(paths), dict(clean.extras) if keeps_geometry(name) else {}

@@ -24,6 +24,7 @@ from labelfree.shifts.released import (
     load_released,
     missing_message,
 )
+from labelfree.store import write_image_set
 
 log = logging.getLogger(__name__)
 
@@ -109,3 +110,19 @@ def natural_sets(
         )
         log.info("%s: %d images generated", name, len(y))
     return out
+
+
+def write_corruption(clean, corruption: str, severities: Iterable[int], paths: Iterable,
+                     **kwargs) -> None:
+    """Write one corruption of ``clean`` (a :class:`labelfree.store` image set) at each severity
+    to its path, in order: :func:`corruption_sets` with ``kwargs``; a generated set keeps the
+    clean set's geometry extras where the corruption keeps geometry (:func:`keeps_geometry`).
+    The one writer of the per-corruption and the per-dataset shift jobs."""
+    severities = list(severities)
+    sets = corruption_sets(clean.x, clean.y, corruption, severities, **kwargs)
+    extras = dict(clean.extras) if keeps_geometry(corruption) else {}
+    for severity, path in zip(severities, paths, strict=True):
+        ts = sets[severity]
+        keep = extras if ts.source == "generated" else {}
+        write_image_set(path, ts.x, ts.y, **keep)
+        logging.info("%s: %d images (%s), extras %s", path, len(ts.y), ts.source, sorted(keep))
