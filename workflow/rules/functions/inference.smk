@@ -48,7 +48,8 @@ def bundle_job_groups(zoo):
 
 def bundle_job_tag(groups):
     """The name parts a bundle job adds after its bundle (in its name, log and benchmark
-    paths): its group when each group is its own job (inference.jobs: group), else none."""
+    paths): its group when each group is its own job (inference.jobs: group), else none.
+    """
     return groups if INFER["jobs"] == "group" else []
 
 
