@@ -45,6 +45,7 @@ import pandas as pd  # noqa: E402
 from labelfree import store  # noqa: E402
 from labelfree.methods import estimators, registry  # noqa: E402
 from labelfree.numerics import softmax  # noqa: E402
+from labelfree.scorecard.artefacts import MethodOutputs  # noqa: E402
 from labelfree.scorecard.core import ONE_MODEL  # noqa: E402
 
 
@@ -140,10 +141,14 @@ class Choice:
 
 
 def label_free_estimates(sets: Sequence[TestSet], source: str | None,
-                         names: Sequence[str] | None = None) -> dict[str, dict[str, np.ndarray]]:
+                         names: Sequence[str] | None = None, *,
+                         known: MethodOutputs | None = None,
+                         models: Sequence[str] = ()) -> dict[str, dict[str, np.ndarray]]:
     """Every registered label-free estimator (or those in ``names``) on every set: method -> set
     -> (M,) estimates; NaN where it fails or lacks an input (a labelled source set for ATC, DoC,
-    COT(T), ALine; two models for GDE, ALine). Only the source set's labels are read."""
+    COT(T), ALine; two models for GDE, ALine). Only the source set's labels are read. ``known``:
+    the same estimators' outputs on some of the sets for the same ``models`` and source set
+    (the zoo's scorecard computed them on the same arrays), read instead of recomputed."""
     src = next((s for s in sets if s.name == source and s.labels is not None), None)
     out: dict[str, dict[str, np.ndarray]] = {}
     for m in registry.methods("estimate"):
@@ -151,8 +156,11 @@ def label_free_estimates(sets: Sequence[TestSet], source: str | None,
             continue
         out[m.name] = {}
         for s in sets:
-            ctx = _ctx(s, src)
-            out[m.name][s.name] = _estimate(m.name, s.probs, ctx)
+            e = (known.get("estimate", m.name, s.name, models,
+                           src.name if src is not None else None)
+                 if known is not None else None)
+            out[m.name][s.name] = (_shaped(e, s.probs.shape[0]) if e is not None
+                                   else _estimate(m.name, s.probs, _ctx(s, src)))
     return out
 
 
@@ -173,6 +181,11 @@ def _estimate(name: str, probs: np.ndarray, ctx: dict) -> np.ndarray:
             e = np.asarray(registry.call("estimate", name, probs, **ctx), dtype=float)
     except Exception:  # a failing estimator is not a candidate (as the scorecard counts it)
         return np.full(m, np.nan)
+    return _shaped(e, m)
+
+
+def _shaped(e: np.ndarray, m: int) -> np.ndarray:
+    """``e`` when it has one value per model, else NaN for each (not a candidate)."""
     return e if e.shape == (m,) else np.full(m, np.nan)
 
 
@@ -281,21 +294,26 @@ def sampling_spread(name: str, probs: np.ndarray, ctx: dict, n_boot: int, seed: 
 def answer_table(models: Sequence[str], sets: Sequence[TestSet], source: str | None,
                  n_boot: int = 200, seed: int = 0, *, kinds: Mapping[str, str] | None = None,
                  level: float = 0.9, max_mae: float = 0.10,
-                 estimators: Sequence[str] | None = None) -> pd.DataFrame:
+                 estimators: Sequence[str] | None = None,
+                 known: MethodOutputs | None = None) -> pd.DataFrame:
     """One row per (test set, model): LaF score and rank; the estimator chosen by evidence
     (:func:`choose_estimator`), its estimate and split-conformal prediction interval at
     ``level`` (:func:`conformal_quantile` of its held-out errors), the bootstrap sampling spread
     (:func:`sampling_spread`), whether it is trusted (held-out MAE <= ``max_mae``), the true
     accuracy (NaN when unlabelled) and whether the interval covers it (labelled shifted sets).
-    Trusted also needs enough held-out sets for a finite interval at ``level``."""
+    Trusted also needs enough held-out sets for a finite interval at ``level``. ``known``: LaF's
+    scores and the estimators' outputs already computed on some sets (the zoo's scorecard), read
+    instead of recomputed."""
     src = next((s for s in sets if s.name == source and s.labels is not None), None)
-    est = label_free_estimates(sets, source, estimators)
+    est = label_free_estimates(sets, source, estimators, known=known, models=models)
     truth = {s.name: _accuracy(s) for s in sets if s.labels is not None}
     rows = []
     for k, s in enumerate(sets):
         m = s.probs.shape[0]
-        laf = (np.asarray(registry.call("rank", "LaF", s.probs), dtype=float) if m >= 2
-               else np.full(m, np.nan))
+        laf = known.get("rank", "LaF", s.name, models) if known is not None and m >= 2 else None
+        if laf is None or laf.shape != (m,):
+            laf = (np.asarray(registry.call("rank", "LaF", s.probs), dtype=float) if m >= 2
+                   else np.full(m, np.nan))
         c = choose_estimator(s.name, est, truth, kinds, source, src is not None, level)
         e = est[c.method][s.name] if c.method in est else _estimate(c.method, s.probs, _ctx(s, src))
         q = conformal_quantile(c.by_set, level)
@@ -533,19 +551,21 @@ def build(zoo: str, models: Sequence[str], logits: Mapping[str, np.ndarray],
           labels: Mapping[str, np.ndarray | None], source: str | None, budget: int,
           seed: int, n_boot: int = 200, *, kinds: Mapping[str, str] | None = None,
           level: float = 0.9, max_mae: float = 0.10, estimators: Sequence[str] | None = None,
-          headline: str | None = None) -> tuple[pd.DataFrame, np.ndarray, str, str]:
+          headline: str | None = None, known: MethodOutputs | None = None
+          ) -> tuple[pd.DataFrame, np.ndarray, str, str]:
     """Everything the answer needs: table, PACE plan on the headline test set, its name, top
     model.
 
     ``logits``: test set -> (M, N, K) in the zoo's model order; ``headline``: the test set that
     heads the answer (:func:`headline_first`; default the first of ``logits``); ``kinds``: test
-    set -> kind of shift (evidence of the same kind is preferred).
+    set -> kind of shift (evidence of the same kind is preferred); ``known``: method outputs the
+    zoo's scorecard already computed on these arrays (:func:`answer_table`).
     """
     sets = [TestSet(name, softmax(np.asarray(logits[name], dtype=np.float64)), labels.get(name),
                     np.asarray(logits[name]))
             for name in headline_first(list(logits), headline)]
     table = answer_table(models, sets, source, n_boot=n_boot, seed=seed, kinds=kinds,
-                         level=level, max_mae=max_mae, estimators=estimators)
+                         level=level, max_mae=max_mae, estimators=estimators, known=known)
     first = sets[0]
     top = str(table[table["testset"] == first.name].sort_values("laf_rank").iloc[0]["model"])
     j = list(models).index(top)
@@ -571,14 +591,16 @@ def answer(zoo: str, models: Sequence[str], logits: Mapping[str, np.ndarray],
            n_boot: int = DEFAULTS["bootstrap"], kinds: Mapping[str, str] | None = None,
            level: float = DEFAULTS["level"], max_mae: float = DEFAULTS["max_mae"],
            estimators: Sequence[str] | None = None, headline: str | None = None,
-           scorecard_line: str = "") -> Answer:
+           scorecard_line: str = "", known: MethodOutputs | None = None) -> Answer:
     """The answer for one zoo from its logits (test set -> (M, N, K) float32, probabilities as
     log-probabilities, as the workflow stores them) and labels (test set -> (N,) or None):
     :func:`build`, then :func:`render`. The workflow's answer job and ``labelfree answer`` call
-    this with the same settings (config ``answer:``, :data:`DEFAULTS`)."""
+    this with the same settings (config ``answer:``, :data:`DEFAULTS`); the job passes its zoo
+    scorecard's method outputs as ``known`` (the same values, not recomputed), the command has
+    none and computes them all."""
     table, plan, first, top = build(zoo, models, logits, labels, source, budget, seed, n_boot,
                                     kinds=kinds, level=level, max_mae=max_mae,
-                                    estimators=estimators, headline=headline)
+                                    estimators=estimators, headline=headline, known=known)
     md = render(zoo, table, plan, first, top, scorecard_line=scorecard_line, max_mae=max_mae)
     return Answer(table, plan, first, top, md)
 

@@ -53,6 +53,8 @@ rule answer:
         pdf="results/answer/{zoo}/answer.pdf",
     log:
         "logs/answer/{zoo}.log",
+    benchmark:
+        "benchmarks/answer/{zoo}.tsv"
     conda:
         "../../envs/labelfree.yaml"
     threads: 1

@@ -99,6 +99,7 @@ rule scorecard:
             subcategory="{zoo}",
         ),
         pdf=f"results/scorecard/figures/{output_name(SCORECARD_FIGURE, '{zoo}')}.pdf",
+        method_outputs=scorecard_outputs_path("{zoo}"),
     log:
         "logs/scorecard/{zoo}.log",
     benchmark:

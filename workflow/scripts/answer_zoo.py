@@ -5,6 +5,7 @@ import logging
 
 from labelfree import answer, store
 from labelfree.joblog import log_to
+from labelfree.scorecard.artefacts import read_method_outputs
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 log_to(sm.log[0])
@@ -18,12 +19,14 @@ for t, path in zip(sm.params.testsets, sm.input.testsets, strict=True):
 source = sm.params.source if sm.params.source in logits else None
 best_path = getattr(sm.input, "best", None)  # absent: no scorecard for this zoo
 best = store.read_table(best_path) if best_path else None
+# the scorecard's label-free method outputs on its sets (the same arrays): read, not recomputed
+known = read_method_outputs(sm.input.method_outputs) if best_path else None
 a = answer.answer(
     zoo, models, logits, labels, source, budget=sm.params.budget, seed=sm.params.seed,
     n_boot=sm.params.bootstrap, kinds=dict(sm.params.kinds), level=sm.params.level,
     max_mae=sm.params.max_mae, estimators=list(sm.params.estimators) or None,
     headline=sm.params.headline or None,
-    scorecard_line=answer.scorecard_summary(zoo, best, sm.params.scorecard_note))
+    scorecard_line=answer.scorecard_summary(zoo, best, sm.params.scorecard_note), known=known)
 answer.save(a, zoo, sm.output.md, sm.output.csv, sm.output.plan)
 store.save_figure(answer.figure(a.table), sm.output.png, sm.output.pdf)
 logging.info("answer for %s: top model %s on %s; %d inputs to label", zoo, a.top, a.plan_set,

@@ -5,7 +5,7 @@ import logging
 from labelfree import store
 from labelfree.joblog import log_to
 from labelfree.scorecard import report
-from labelfree.scorecard.artefacts import model_sizes, read_zoo
+from labelfree.scorecard.artefacts import MethodOutputs, model_sizes, read_zoo, save_method_outputs
 from labelfree.scorecard.core import score_zoo, unscored
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
@@ -28,6 +28,8 @@ for name in ("estimation", "ranking", "fewlabel"):
                      title=f"Scorecard {sm.params.zoo}: {name}")
 store.save_table(report.best_per_kind(card), sm.output.best,
                  title=f"Scorecard {sm.params.zoo}: which method when")
+# the label-free methods' outputs, for the zoo's answer (read there, not recomputed)
+save_method_outputs(sm.output.method_outputs, MethodOutputs(tuple(models), card.source, card.outputs))
 with store.atomic_path(sm.output.png) as png, store.atomic_path(sm.output.pdf) as pdf:
     report.figure(card, png, sm.params.zoo, also=[pdf])
 logging.info("scorecard %s: %d failures", sm.params.zoo, len(card.failures))

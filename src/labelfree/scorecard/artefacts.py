@@ -9,6 +9,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
+from pathlib import Path
 
 import numpy as np
 
@@ -79,3 +80,46 @@ def model_sizes(meta_files: Sequence[str | PathLike[str]]) -> list[float] | None
             return None
         sizes.append(float(n))
     return sizes
+
+
+@dataclass(frozen=True)
+class MethodOutputs:
+    """The label-free methods' outputs of one zoo's scorecard (``Scorecard.outputs``), as its job
+    writes them once for the zoo's answer to read instead of recomputing: (kind, method, set) ->
+    (M,) float64 for the models ``models``, computed with ``source`` (None: none) as the labelled
+    source set of every estimator's context."""
+
+    models: tuple[str, ...]
+    source: str | None
+    values: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
+
+    def get(self, kind: str, method: str, testset: str, models: Sequence[str],
+            source: str | None = None) -> np.ndarray | None:
+        """The stored output, or None where there is none for these models, or (an estimate:
+        estimators read the source set) it was computed with another source set."""
+        if tuple(models) != self.models or (kind == "estimate" and source != self.source):
+            return None
+        return self.values.get((kind, method, testset))
+
+
+def save_method_outputs(path: str | PathLike[str], outputs: MethodOutputs) -> None:
+    """Write ``outputs`` to an npz (no pickles: names as string arrays, values as one (n, M)
+    float64 array in key order); an output of another shape than (M,) is left out (a reader
+    recomputes it)."""
+    m = len(outputs.models)
+    keys = [k for k, v in outputs.values.items() if np.shape(v) == (m,)]
+    store.save_npz(
+        path, models=np.array(outputs.models, dtype=str),
+        source=np.array([] if outputs.source is None else [outputs.source], dtype=str),
+        keys=np.array(keys, dtype=str).reshape(len(keys), 3),
+        values=(np.stack([np.asarray(outputs.values[k], dtype=np.float64) for k in keys])
+                if keys else np.empty((0, m))))
+
+
+def read_method_outputs(path: str | PathLike[str]) -> MethodOutputs:
+    """The :class:`MethodOutputs` :func:`save_method_outputs` wrote to ``path``."""
+    z = store.load_npz(Path(path), ("models", "source", "keys", "values"))
+    src = [str(x) for x in z["source"]]
+    return MethodOutputs(tuple(str(x) for x in z["models"]), src[0] if src else None,
+                         {(str(k), str(n), str(t)): v.copy()
+                          for (k, n, t), v in zip(z["keys"], z["values"], strict=True)})

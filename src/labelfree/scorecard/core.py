@@ -66,6 +66,13 @@ class Scorecard:
     summary: dict[str, pd.DataFrame] = field(default_factory=dict)
     #: Why the zoo has no scorecard at all (e.g. multi-label labels only); empty when scored.
     unscored: str = ""
+    #: Each label-free method's output as computed, (kind, method, set) -> (M,) float64: the
+    #: estimates of every estimator run (NaN where it raised) and the scores of every ranker that
+    #: is not an estimator; the answer reads them instead of recomputing
+    #: (``labelfree.scorecard.artefacts.MethodOutputs``).
+    outputs: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
+    #: The labelled source set in the estimators' context (None: none).
+    source: str | None = None
 
 
 def _source_name(shift_kind: Mapping[str, str], source: str | None) -> str | None:
@@ -142,6 +149,7 @@ def score_zoo(
     truth = pd.DataFrame([dict(set=s, shift=shift_kind[s], model=names[m], accuracy=A[s][m])
                           for s in P for m in range(M)])
     card = rows.scorecard(truth, na)
+    card.source = src
     card.summary = summarise(card, src)
     return card
 
@@ -155,6 +163,7 @@ class _Rows:
     few: list[dict] = field(default_factory=list)
     fails: list[dict] = field(default_factory=list)
     times: list[dict] = field(default_factory=list)
+    outputs: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
 
     def scorecard(self, truth: pd.DataFrame, na: dict[tuple[str, str], str]) -> Scorecard:
         """The :class:`Scorecard` of these rows (its ``summary`` still empty)."""
@@ -172,6 +181,7 @@ class _Rows:
             not_applicable=pd.DataFrame([dict(method=m, kind=k, reason=r)
                                          for (m, k), r in na.items()],
                                         columns=["method", "kind", "reason"]),
+            outputs=self.outputs,
         )
 
 
@@ -247,6 +257,7 @@ def _score_estimators(rows: _Rows, ms: Sequence[Method], s: str, kind: str, P: n
             rows.fails.append(dict(method=m.name, kind="estimate", set=s, error=repr(exc)[:200]))
             e = np.full(M, np.nan)
         est_cache[m.name] = e
+        rows.outputs[("estimate", m.name, s)] = np.asarray(e, dtype=float)
         for i in range(M):
             rows.est.append(dict(method=m.name, set=s, shift=kind, model=names[i],
                                  estimate=float(e[i]), accuracy=float(A[i])))
@@ -278,6 +289,7 @@ def _score_rankers(rows: _Rows, ms: Sequence[Method], s: str, kind: str, P: np.n
                 rows.rank.append(dict(method=m.name, set=s, shift=kind, spearman=np.nan,
                                       kendall=np.nan, regret=np.nan))
                 continue
+            rows.outputs[("rank", m.name, s)] = np.asarray(sc, dtype=float)
         rho, tau = _rank_corr(sc, A)
         rows.rank.append(dict(method=m.name, set=s, shift=kind, spearman=rho, kendall=tau,
                               regret=mt.top1_regret(sc, A)))

@@ -14,7 +14,10 @@ def answer_inputs(wildcards):
         ],
         "testsets": [testset_path(zoo_dataset(zoo), t) for t in zoo_testsets(zoo)],
         **(
-            {"best": f"results/scorecard/tables/{output_name('extra-best', zoo)}.csv"}
+            {
+                "best": f"results/scorecard/tables/{output_name('extra-best', zoo)}.csv",
+                "method_outputs": scorecard_outputs_path(zoo),
+            }
             if SCORECARD["enabled"] and zoo in SCORECARD_ZOOS
             else {}
         ),

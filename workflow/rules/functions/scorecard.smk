@@ -11,6 +11,13 @@ SCORECARD_FIGURE = "extra-scorecard"
 SCORECARD_COVERAGE = "extra-zoos"
 
 
+def scorecard_outputs_path(zoo):
+    """The label-free methods' outputs of the zoo's scorecard job (not a table: the zoo's
+    answer reads them instead of recomputing, labelfree.scorecard.artefacts.MethodOutputs).
+    """
+    return f"results/scorecard/method-outputs/{zoo}.npz"
+
+
 def scorecard_zoos():
     """Zoos that get a scorecard: config scorecard.zoos, or every zoo when it is empty, less
     those without a labelled test set (scorecard.smk says which)."""
