@@ -10,6 +10,14 @@ pair has fewer than :data:`MIN_PAIRS` values, when either input holds a non-fini
 +-inf: a failed or missing score is not ranked; a caller that wants the complete pairs only
 selects them first), or when either input is constant (there is no order to compare); otherwise
 it is scipy's statistic, with average ranks for ties.
+
+The two statistics are computed here with scipy's own arithmetic (``scipy.stats.spearmanr``:
+average ranks, then ``np.corrcoef`` of the stacked ranks; ``scipy.stats.kendalltau``: the integer
+pair counts, then ``(con - dis) / sqrt(tot - xtie) / sqrt(tot - ytie)``), so the values are
+scipy's bit for bit, without scipy's p-values: for up to 33 untied values ``kendalltau`` computes
+an exact p-value that nobody here reads, and both wrappers cost milliseconds per call, which a
+scorecard pays thousands of times. Above :data:`PAIRWISE_MAX` values Kendall's tau goes to scipy
+(its O(n log n) count; the O(n^2) pair table here would not fit).
 """
 
 from __future__ import annotations
@@ -21,6 +29,9 @@ from scipy import stats as _st
 
 #: Fewest pairs with a defined rank correlation (two values: +-1, the order of the pair).
 MIN_PAIRS = 2
+
+#: Most values for which :func:`kendall_tau_b` counts pairs in an n x n table (8 MB of int8).
+PAIRWISE_MAX = 2048
 
 
 @dataclass(frozen=True)
@@ -47,22 +58,53 @@ def rank_correlation_defined(a: np.ndarray, b: np.ndarray) -> bool:
                 and np.ptp(a) > 0 and np.ptp(b) > 0)
 
 
+def average_ranks(a: np.ndarray) -> np.ndarray:
+    """Ranks 1..n of ``a`` with ties given their average rank (``scipy.stats.rankdata``'s
+    'average' method; every rank is a half-integer, so any exact method gives the same bits)."""
+    a = np.asarray(a).ravel()
+    order = np.argsort(a, kind="mergesort")
+    sorted_a = a[order]
+    new = np.r_[True, sorted_a[1:] != sorted_a[:-1]]
+    dense = np.empty(a.size, dtype=np.intp)
+    dense[order] = new.cumsum()
+    bounds = np.r_[np.flatnonzero(new), a.size]
+    return 0.5 * (bounds[dense] + bounds[dense - 1] + 1)
+
+
 def spearman(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman's rho with average ranks for ties (``scipy.stats.spearmanr``); NaN by the
-    module's rule (too few pairs, a non-finite value, a constant input)."""
+    """Spearman's rho with average ranks for ties (``scipy.stats.spearmanr``'s statistic,
+    same arithmetic); NaN by the module's rule (too few pairs, a non-finite value, a constant
+    input)."""
     if not rank_correlation_defined(a, b):
         return float("nan")
     a, b = _pair(a, b, "spearman")
-    return float(_st.spearmanr(a, b).statistic)
+    ranked = np.column_stack((average_ranks(a), average_ranks(b)))
+    return float(np.corrcoef(ranked, rowvar=False)[1, 0])
+
+
+def _tied_pairs(a: np.ndarray) -> int:
+    """Pairs of equal values in ``a``: sum over tie groups of c (c - 1) / 2."""
+    _, counts = np.unique(a, return_counts=True)
+    counts = counts.astype(np.int64)
+    return int((counts * (counts - 1) // 2).sum())
 
 
 def kendall_tau_b(a: np.ndarray, b: np.ndarray) -> float:
-    """Kendall's tau-b, tie-corrected (``scipy.stats.kendalltau``, variant b); NaN by the
-    module's rule (too few pairs, a non-finite value, a constant input)."""
+    """Kendall's tau-b, tie-corrected (``scipy.stats.kendalltau``'s variant-b statistic, same
+    integer counts and final expression); NaN by the module's rule (too few pairs, a
+    non-finite value, a constant input)."""
     if not rank_correlation_defined(a, b):
         return float("nan")
     a, b = _pair(a, b, "kendall_tau_b")
-    return float(_st.kendalltau(a, b, variant="b").statistic)
+    if a.size > PAIRWISE_MAX:
+        return float(_st.kendalltau(a, b, variant="b").statistic)
+    upper = np.triu(np.ones((a.size, a.size), dtype=bool), 1)
+    sa = np.sign(a[:, None] - a[None, :]).astype(np.int8)
+    sb = np.sign(b[:, None] - b[None, :]).astype(np.int8)
+    con_minus_dis = int((sa * sb)[upper].sum(dtype=np.int64))
+    tot = (a.size * (a.size - 1)) // 2
+    tau = con_minus_dis / np.sqrt(tot - _tied_pairs(a)) / np.sqrt(tot - _tied_pairs(b))
+    return float(np.minimum(1.0, max(-1.0, tau)))
 
 
 def wilcoxon_paired(a: np.ndarray, b: np.ndarray) -> TestResult:
