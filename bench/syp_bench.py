@@ -4,7 +4,7 @@
    per-sample Python loop (scipy.stats.entropy + scipy.ndimage.laplace per image), same inputs,
    same results (checked), on M meta-sets of N digits-sized images.
 2. Oracle training (spec 2.8) with the shapes and settings of a workflow config (default
-   config/config.yaml: M = 60 meta-sets of 449 rows, 50 passes = 3,000 iterations, one whole
+   config/config.yaml: M = 60 meta-sets of 449 rows, 14 passes = 840 iterations, one whole
    meta-set per batch, every oracle variant of Tables 1-5, every seed): one classifier's oracles
    one at a time through the plain loop vs the library's stacks, interleaved, wall and CPU seconds.
 
@@ -145,7 +145,10 @@ def bench_oracle(cfg: dict, n: int, threads: int, passes: float | None) -> None:
         cfg = {**cfg, "oracle": {**cfg["oracle"], "passes": passes}}
         cfg["tables"] = {
             **cfg["tables"],
-            "fig10_passes": [p * passes / 50 for p in cfg["tables"].get("fig10_passes", [])],
+            "fig10_passes": [
+                p * passes / float(cfg["oracle"]["passes"])
+                for p in cfg["tables"].get("fig10_passes", [])
+            ],
         }
     m = int(cfg["meta_sets"]["count"])
     seeds = list(range(len(cfg["seeds"])))
