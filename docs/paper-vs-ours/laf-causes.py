@@ -23,6 +23,12 @@ recomputes the number a check or a paper table is made of, with the study's own 
   sorted accuracies; a zoo that is tight on every set), against the 15 spread evenly over the
   sorted accuracies (every other model); Random, SDS (50 repetitions, budgets 15..180 step 5)
   and LaF.
+* ``decorrelate`` (RQ2-corruption, the order): every set of the paper-zoo run (30 models)
+  with each model's errors moved to other inputs of the same class, independently per model,
+  on a share f of the inputs (f = 0: the run's arrays; f = 1: errors independent across models).
+  Each model keeps its accuracy per class and its confusions (a wrong label is one the model
+  gave on an input of that class), so the true ranking is unchanged; only how far the models
+  err together changes. Random, SDS (50 repetitions, budgets 30..180 step 5) and LaF.
 * ``floor`` (RQ2-corruption, the paper's side): the lowest mean Spearman that uniform random
   sampling can give on a 30-model zoo with the accuracy range the paper prints per MNIST-C set
   (Table A2): one model at one end of the range, 29 at the other (their order decided by 0.01
@@ -55,7 +61,7 @@ from labelfree.stats import spearman
 
 HERE = Path(__file__).resolve().parent
 CSV, MD = HERE / "laf-causes.csv", HERE / "laf-causes.md"
-PARTS = ("spread", "fraction", "ablation-id", "ablation-all", "tight", "floor")
+PARTS = ("spread", "fraction", "ablation-id", "ablation-all", "tight", "decorrelate", "floor")
 ZOO, DATASET = "laf_mnist_paperzoo", "laf_mnist"
 REPS, LARGE = 50, (300, 500)
 
@@ -228,6 +234,46 @@ def part_tight(a, k: int = 15) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def decorrelated(yhat: np.ndarray, y: np.ndarray, share: float, g: np.random.Generator):
+    """``yhat`` with each model's predictions on a share of every class's inputs permuted among
+    those inputs, independently per model: accuracy per class and confusions kept, errors
+    moved to other inputs."""
+    out = yhat.copy()
+    for k in np.unique(y):
+        rows = np.flatnonzero(y == k)
+        for j in range(yhat.shape[1]):
+            pick = rows[g.random(rows.size) < share]
+            out[pick, j] = yhat[g.permutation(pick), j]
+    return out
+
+
+def part_decorrelate(a, shares=(0.0, 0.25, 0.5, 1.0)) -> pd.DataFrame:
+    rows = []
+    for s_i, s in enumerate(paperzoo_sets(a.paperzoo)):
+        yhat0, y, _ = load_testset(s)
+        for f in shares:
+            yhat = decorrelated(yhat0, y, f, rng(41, s_i, int(100 * f)))
+            c = yhat == y[:, None]
+            truth = c.mean(axis=0)
+            budgets = bl.budget_grid(yhat.shape[1])
+            pool = bl.sds_pool(yhat)
+            n_in = len(y)
+            rnd = sampled_spearman(c, truth, budgets,
+                                   lambda b, g, n=n_in: bl.random_sample(n, b, g), 300 + s_i)
+            sds = sampled_spearman(c, truth, [b for b in budgets if b <= pool.size],
+                                   lambda b, g, p=pool: bl.sds_sample(p, b, g), 400 + s_i)
+            votes = np.zeros((n_in, 10), dtype=np.int64)
+            np.add.at(votes, (np.arange(n_in)[:, None], yhat), 1)
+            rows.append({"testset": s.name, "share decorrelated": f,
+                         "zoo quality": 100 * truth.mean(),
+                         "vote accuracy - best model": 100 * ((votes.argmax(axis=1) == y).mean()
+                                                              - truth.max()),
+                         "LaF": spearman(truth, rank(yhat, 10).score),
+                         "Random": np.mean([v.mean() for v in rnd.values()]),
+                         "SDS": np.mean([v.mean() for v in sds.values()])})
+    return pd.DataFrame(rows)
+
+
 def part_floor(a, n_inputs: int = 10_000, m: int = 30) -> pd.DataFrame:
     budgets = bl.budget_grid(m)
     rows = []
@@ -255,7 +301,8 @@ def part_floor(a, n_inputs: int = 10_000, m: int = 30) -> pd.DataFrame:
 
 
 RUNNERS = {"spread": part_spread, "fraction": part_fraction, "ablation-id": part_ablation_id,
-           "ablation-all": part_ablation_all, "tight": part_tight, "floor": part_floor}
+           "ablation-all": part_ablation_all, "tight": part_tight,
+           "decorrelate": part_decorrelate, "floor": part_floor}
 
 TITLES = {
     "spread": "RQ1-budget / RQ1-spread: checks 2a, 2b, 3 on 20-model sub-zoos of the paper-zoo "
@@ -266,6 +313,8 @@ TITLES = {
     "ablation-all": "RQ3-all: checks 5 * all over the sets with zoo quality at least a threshold",
     "tight": "RQ2-corruption: per corrupted set, the tightest 15 models against 15 spread ones "
              "(Random, SDS 50 repetitions; LaF)",
+    "decorrelate": "RQ2-corruption: each model's errors moved to other inputs of the same "
+                   "class on a share of the inputs (Random, SDS 50 repetitions; LaF)",
     "floor": "RQ2-corruption: lowest mean Spearman of Random on any 30-model zoo with the paper's "
              "Table A2 ranges, against the paper's Random",
 }
@@ -300,6 +349,24 @@ def render(df: pd.DataFrame) -> str:
             lines += ["Mean over the 30 corrupted sets (LaF > Random on how many):", "",
                       mean.assign(**{"LaF > Random": wins}).reset_index().to_markdown(
                           index=False, floatfmt=".3f"), ""]
+        if part == "decorrelate":
+            cor = d[d.testset != "id"].assign(gap=lambda x: x["LaF"] - x["Random"])
+            parts = []
+            for q in (0, 30, 50):
+                sel = cor[cor["zoo quality"] >= q]
+                g = sel.groupby("share decorrelated")
+                parts.append(g[["vote accuracy - best model", "LaF", "Random", "SDS"]].mean()
+                             .assign(**{"LaF - Random": g.gap.mean(),
+                                        "median LaF - Random": g.gap.median(),
+                                        "LaF > Random": g.gap.apply(lambda v: int((v > 0).sum())),
+                                        "sets": g.size()})
+                             .reset_index().assign(**{"zoo quality >= %": q}))
+            summary = pd.concat(parts).astype({"LaF > Random": int, "sets": int})
+            lines += ["Mean over the corrupted sets, all and those with zoo quality (mean "
+                      "accuracy, the same at every share) at least 30 % and 50 %:", "",
+                      summary[["zoo quality >= %"] + [c for c in summary
+                                                      if c != "zoo quality >= %"]]
+                      .to_markdown(index=False, floatfmt=".3f"), ""]
         if part == "floor":
             lines += [f"Average: floor {d['floor (mean over severities)'].mean():.3f}, paper "
                       f"Random {d['paper Random (Table 6)'].mean():.3f}.", ""]
