@@ -12,8 +12,23 @@ with the study's own code (``labelfree.alphatrim.run``: ``train_experiment``,
   paper's zoo size (200 runs per seed regime: 100 reference, 100 candidates; Sec. V-B), with
   three times the epochs, and for the transfer heads with a 10x learning rate, one epoch, or a
   hidden layer of 32 units (a non-convex head).
+* ``mnist-train`` and ``mnist``: the real-MNIST even/odd experiment of
+  ``config/paper/alphatrim-mnist-reduced.yaml`` (its MLP, 60 runs per seed regime, 4 epochs,
+  B = 30), whose medians fail (docs/paper-vs-ours/alphatrim-mnist.md). ``mnist-train`` trains
+  its zoos again into ``--scratch`` (no ensemble zoo: the median rows do not use it): S_all with
+  the paper's 200 runs (its first 60 are the configured 60: model i's seeds depend only on i),
+  S_all with 1 and 2 epochs (60 runs) and 12 epochs (20 runs: the CPU time we had), and, when
+  time allows, S_init and S_batch as configured. ``mnist`` analyses them: as configured, with
+  B = 200 and other analysis seeds, with every run's gaps brought to one scale (a diagnostic),
+  with the paper's 200 runs, with reference pools of 10-100 runs against the same candidates,
+  and with other epoch counts (compared on the first 20 runs of each zoo).
 
     python docs/paper-vs-ours/alphatrim-causes.py PART [--run /tmp/dr]
+    python docs/paper-vs-ours/alphatrim-causes.py mnist-train --mnist DIR [--scratch DIR]
+    python docs/paper-vs-ours/alphatrim-causes.py mnist [--scratch DIR]
+
+``--mnist``: a folder with the prepared real MNIST (``train.npz``, ``test.npz``: all 60,000 and
+10,000 images, as the config's ``alphatrim_mnist`` dataset prepares them).
 
 Rows go to alphatrim-causes.csv beside this file (a part's rows replace its old ones), the
 summary to alphatrim-causes.md (rendered from the csv).
@@ -27,11 +42,19 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import yaml
 
 from labelfree.alphatrim.report import checks_table
-from labelfree.alphatrim.run import analyse_experiment, train_experiment
+from labelfree.alphatrim.run import (
+    AnalysisSettings,
+    analyse_experiment,
+    analyse_zoo,
+    load_task,
+    train_experiment,
+    train_models,
+)
 from labelfree.config import validate_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,6 +165,124 @@ def part_zoo(a) -> list[dict]:
     return out
 
 
+MNIST_CONFIG = ROOT / "config/paper/alphatrim-mnist-reduced.yaml"
+MNIST = "mnist_even_odd"
+#: zoos trained by ``mnist-train``: label -> (regime sizes, model overrides)
+MNIST_ZOOS = {
+    "200 runs": ({"S_all": 200}, {}),  # its first 60: the configured S_all zoo
+    "1 epoch": ({"S_all": 60}, {"epochs": 1}),
+    "12 epochs (3x)": ({"S_all": 20}, {"epochs": 12}),  # 20 runs: the CPU time we had
+    "as configured": ({"S_init": 60, "S_batch": 60}, {}),
+    "2 epochs": ({"S_all": 60}, {"epochs": 2}),
+}
+
+
+def mnist_study() -> dict:
+    cfg = validate_config(yaml.safe_load(MNIST_CONFIG.read_text()), ROOT / "config" / "schema.yaml")
+    return cfg["alphatrim"]
+
+
+def part_mnist_train(a) -> list[dict]:
+    st = mnist_study()
+    base = st["experiments"][MNIST]
+    a.scratch.mkdir(parents=True, exist_ok=True)
+    inp = {"train": str(a.mnist / "train.npz"), "test": str(a.mnist / "test.npz")}
+    task = load_task(MNIST, base, int(st["seed"]), inp)
+    for label, (regimes, over) in MNIST_ZOOS.items():
+        if a.only and label not in a.only:
+            continue
+        cfg = copy.deepcopy(base)
+        cfg["model"].update(over)
+        arrays = {}
+        for regime, k in regimes.items():
+            t = time.process_time()
+            z = train_models(MNIST, cfg, int(st["seed"]), task, regime, 0, k, threads=1)
+            arrays["y_test"] = z["y_test"]
+            arrays[f"logits_{regime}"] = z["logits"]
+            print(label, regime, k, "models", round(time.process_time() - t), "cpu s", flush=True)
+        np.savez(a.scratch / f"{label}.npz", **arrays)
+    return []
+
+
+def mnist_checks(logits: dict[str, np.ndarray], y: np.ndarray, st: dict, m_ref: int | None = None,
+                 **over) -> pd.DataFrame:
+    """The (i)-(ii) check rows of the regimes in ``logits`` (as ``analyse_experiment`` computes
+    them); ``m_ref``: the reference is the first ``m_ref`` runs of the reference half only."""
+    s = AnalysisSettings.from_config({**st, **over, "threads": 1})
+    frames = []
+    for regime, lg in logits.items():
+        if m_ref is not None:
+            half = len(lg) // 2
+            s2 = AnalysisSettings(**{**s.__dict__, "reference_fraction": m_ref / (m_ref + half)})
+            lg = np.concatenate([lg[:m_ref], lg[half:]])
+        else:
+            s2 = s
+        frames.append(analyse_zoo(lg, y, s2, MNIST, regime).per_model.assign(regime=regime))
+    pm = pd.concat(frames, ignore_index=True)
+    c = checks_table(pm, pd.DataFrame(), float(st["representative_cut"]))
+    c["n_candidates"] = c["scope"].map(pm.groupby("regime").size()).astype("Int64")
+    return c
+
+
+def unit_scale(logits: np.ndarray) -> np.ndarray:
+    """Each run's logits (K, N, 2) divided by its median |logit gap| (a diagnostic: the runs then
+    differ only in the shape of their gap distributions, not in its scale)."""
+    return logits / np.median(np.abs(logits[..., 1] - logits[..., 0]), axis=1)[:, None, None]
+
+
+def part_mnist(a) -> list[dict]:
+    st = mnist_study()
+    z = {k: np.load(a.scratch / f"{k}.npz") for k in MNIST_ZOOS
+         if (a.scratch / f"{k}.npz").exists()}
+    y = next(iter(z.values()))["y_test"]
+    settings: dict[str, tuple] = {}
+    s_all = z["200 runs"]["logits_S_all"] if "200 runs" in z else None
+    if s_all is not None:
+        conf = {"S_all": s_all[:60]}
+        if "as configured" in z:
+            conf = {"S_init": z["as configured"]["logits_S_init"],
+                    "S_batch": z["as configured"]["logits_S_batch"], **conf}
+        settings = {"as configured (60 runs, 4 epochs, B 30; retrained)": (conf, None, {}),
+                    "B 200": (conf, None, {"bootstrap_B": 200}),
+                    "analysis seed 1": (conf, None, {"seed": 1}),
+                    "analysis seed 2": (conf, None, {"seed": 2})}
+        # a diagnostic, no reading: every run's logits divided by its median |logit gap|, so
+        # that runs no longer differ in the scale of their gaps (only in shape)
+        scaled = {r: unit_scale(lg) for r, lg in conf.items()}
+        settings["each run's logits divided by its median |gap| (diagnostic)"] = (scaled, None,
+                                                                                  {})
+        settings["200 runs per regime (the paper's)"] = ({"S_all": s_all}, None, {})
+        for m in (10, 30, 100):  # reference pools against the same 100 candidates (100-199)
+            settings[f"reference of {m} runs, 100 candidates"] = ({"S_all": s_all}, m, {})
+    # training length: S_all zoos of 1, 2, 4 (the configured) and 12 epochs, compared on their
+    # first 20 runs (the 12-epoch zoo has 20), and on 60 where trained
+    by_epochs = {"1 epoch": z.get("1 epoch"), "2 epochs": z.get("2 epochs"),
+                 "4 epochs": None if s_all is None else {"logits_S_all": s_all[:60]},
+                 "12 epochs": z.get("12 epochs (3x)")}
+    for label, zz in by_epochs.items():
+        if zz is None:
+            continue
+        lg = zz["logits_S_all"]
+        settings[f"{label}, 20 runs"] = ({"S_all": lg[:20]}, None, {})
+        settings[f"{label}, 20 runs, scaled (diagnostic)"] = ({"S_all": unit_scale(lg[:20])},
+                                                              None, {})
+        if len(lg) >= 60 and label != "4 epochs":
+            settings[f"{label}, 60 runs"] = ({"S_all": lg[:60]}, None, {})
+    out: list[dict] = []
+    for label, (logits, m_ref, over) in settings.items():
+        t = time.process_time()
+        c = mnist_checks(logits, y, st, m_ref, **over)
+        c["spearman"] = float("nan")
+        # the spread of the runs' gap scales: each run's median |logit gap|, min and max
+        sc = [np.median(np.abs(lg[..., 1] - lg[..., 0]), axis=1) for lg in logits.values()]
+        out += rows_of(c.assign(source=""), "mnist", "mnist", label,
+                       cpu_s=round(time.process_time() - t),
+                       gap_scale_min=float(min(v.min() for v in sc)),
+                       gap_scale_max=float(max(v.max() for v in sc)))
+        print(label, round(time.process_time() - t), flush=True)
+    return out
+
+
 def write(rows: list[dict], part: str) -> None:
     old = pd.read_csv(CSV) if CSV.exists() else pd.DataFrame(columns=["part"])
     df = pd.concat([old[old.part != part], pd.DataFrame(rows)], ignore_index=True)
@@ -154,13 +295,21 @@ def write(rows: list[dict], part: str) -> None:
     for claim, g in df.groupby("claim", sort=False):
         lines += [f"## {claim}", ""]
         for (p, check), h in g.groupby(["part", "check"], sort=False):
-            t = h.pivot_table(index=["experiment", "scope"], columns="setting", values="value",
-                              aggfunc="first", sort=False)
-            ok = h.pivot_table(index=["experiment", "scope"], columns="setting", values="holds",
-                               aggfunc="first", sort=False)
+            # the mnist part has many settings and one experiment: settings as rows
+            index, cols = (["setting"], "scope") if p == "mnist" else (["experiment", "scope"],
+                                                                      "setting")
+            t = h.pivot_table(index=index, columns=cols, values="value", aggfunc="first",
+                              sort=False)
+            ok = h.pivot_table(index=index, columns=cols, values="holds", aggfunc="first",
+                               sort=False)
             t = t.round(4).astype(str) + ok.map(lambda v: "" if v in (True, "True") else " (fails)")
             lines += [f"### {check} ({p})", "", t.reset_index().to_markdown(index=False), ""]
-            if check.startswith("(ii) |corr") and h["spearman"].notna().any():
+            if p == "mnist" and check.startswith("(i) median") and "gap_scale_min" in h:
+                g = h.groupby("setting", sort=False)[["gap_scale_min", "gap_scale_max"]].first()
+                lines += ["The runs' gap scales (each run's median |logit gap|; min and max over "
+                          "the runs of the setting):", "",
+                          g.round(2).reset_index().to_markdown(index=False), ""]
+            if check.startswith("(ii) |corr") and h["spearman"].notna().any() and p != "mnist":
                 s = h.pivot_table(index=["experiment", "scope"], columns="setting",
                                   values="spearman", aggfunc="first", sort=False).round(4)
                 lines += [f"|Spearman| ({p}):", "", s.reset_index().to_markdown(index=False), ""]
@@ -169,12 +318,19 @@ def write(rows: list[dict], part: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("part", choices=("analysis", "zoo"))
+    ap.add_argument("part", choices=("analysis", "zoo", "mnist-train", "mnist"))
     ap.add_argument("--run", type=Path, default=Path("/tmp/dr"), help="a default run's tree")
-    ap.add_argument("--only", nargs="*", help="experiments of the zoo part to run")
+    ap.add_argument("--only", nargs="*", help="experiments of the zoo part (zoos of mnist-train) "
+                                              "to run")
+    ap.add_argument("--mnist", type=Path, help="folder of the prepared MNIST (mnist-train)")
+    ap.add_argument("--scratch", type=Path, default=Path("/tmp/alphatrim-causes-mnist"),
+                    help="where mnist-train writes its zoos and mnist reads them")
     a = ap.parse_args()
-    rows = {"analysis": part_analysis, "zoo": part_zoo}[a.part](a)
-    write(rows, a.part)
+    parts = {"analysis": part_analysis, "zoo": part_zoo, "mnist-train": part_mnist_train,
+             "mnist": part_mnist}
+    rows = parts[a.part](a)
+    if a.part != "mnist-train":
+        write(rows, a.part)
 
 
 if __name__ == "__main__":
