@@ -58,6 +58,17 @@ def shared_run(tmp_path_factory, name: str, build) -> Path:
     return workdir
 
 
+def shared_value(tmp_path_factory, name: str, compute):
+    """``compute()`` (JSON-serialisable) once per test session, also across pytest-xdist
+    workers: as ``shared_run``, the first worker to ask computes it under a file lock and
+    stores it; the others read it. For module fixtures whose tests xdist may hand to both
+    workers (each would otherwise compute the fixture again)."""
+    def build(folder: Path) -> None:
+        (folder / "value.json").write_text(json.dumps(compute()))
+
+    return json.loads((shared_run(tmp_path_factory, name, build) / "value.json").read_text())
+
+
 def run_snakemake(
     workdir: Path, *args: str, configfile: Path | None = None, env: dict | None = None,
     timeout: float = 1200, check: bool = True,

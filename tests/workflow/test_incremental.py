@@ -1,7 +1,7 @@
 """Incremental zoos (issue 23, docs/zoo.md): the model is the unit of work.
 
 On the smoke config with the `digits` zoo at one model per job (`bundle: model`) on its `id`
-test set (the corruption sets would add 18 shift jobs that say nothing here): adding a row
+test set (the corruption sets would add inference jobs that say nothing here): adding a row
 trains and infers only the new model (one training job, one inference job per test-set group of
 the zoo, then the zoo's readers), and leaves every existing model's files as they were (same
 bytes, same mtimes); removing a row reruns no training or inference, only the readers; adding
@@ -99,8 +99,9 @@ def test_adding_a_row_runs_only_the_new_model_and_removing_one_runs_no_model(tmp
     assert _planned(work, removed) == {}
 
     # a new test-set group: inference runs on that group only (one job per model), no training;
-    # the per-model jobs list the group through its one stand-in file (rule testset_group)
+    # the per-model jobs list the group through its one stand-in file (rule testset_group); the
+    # smoke config writes the dataset's shifted sets in one job (shifts.jobs: dataset)
     grouped = _config(tmp_path, "grouped", [*BASE_ROWS[1:], NEW_ROW], ("id", "natural"))
     assert _planned(work, grouped) == {
-        "shifts_natural": 1, "testset_group": 1, "inference_model": 4, "accuracy_table": 1
+        "shifts_testsets": 1, "testset_group": 1, "inference_model": 4, "accuracy_table": 1
     }

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from labelfree.zoo.bundle import assign_bundles
 from tests.workflow.runner import SMOKE_CONFIG, result_tables, run_snakemake, snakemake_cmd
 
 pytestmark = pytest.mark.slow
@@ -37,7 +38,7 @@ def _incomplete(workdir: Path) -> set[str]:
     return out
 
 
-#: What the per-model zoo laf_tight feeds in the smoke graph (everything else is left out).
+#: What the zoo laf_tight feeds in the smoke graph (everything else is left out).
 TARGETS = (
     "results/infer/laf_tight/accuracy.csv",
     "laf_tables",  # the LaF study: laf_tight, laf_spread and the clone laf_clone
@@ -45,14 +46,22 @@ TARGETS = (
     "results/scorecard/tables/extra-laf_tight-best.csv",  # the scorecard rule (zoo laf_tight)
 )
 
+#: laf_tight's hash bundles in this test (labelfree.zoo.bundle): 4 give 3 non-empty bundles of
+#: its 6 models (2, 3 and 1; checked below), more than the two cores run at once.
+BUNDLES = 4
+
 
 def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(request, tmp_path):
     """SIGKILL snakemake and its running jobs mid-training; the rerun keeps every finished model
     (same mtime) and gives the tables of a clean run (issue 23: a killed job loses its bundle).
 
-    The laf_tight zoo trains one model per job here (`bundle: model`), the clean run in one job
-    per zoo: the tables must not depend on how models are bundled into jobs. (laf_spread keeps
-    its bundle: a second per-model zoo added about 25 job starts and checked nothing new.)
+    The laf_tight zoo trains in BUNDLES hash bundles here (three jobs of 2, 3 and 1 models, each
+    inferred by one job), the clean run in one job per zoo: the tables must not depend on how
+    models are bundled into jobs. Two cores train at most two bundles at once, so the third has
+    not finished when the first one has and the kill falls between them. (`bundle: model` ran 6 training and 18
+    inference jobs here, 18 more job starts, about 50 s of CPU; the per-model jobs are run by
+    tests/workflow/test_incremental.py and tests/inference/test_inference_rules.py, and their
+    rows equal the bundled run's in tests/cluster/test_slurm.py. laf_spread keeps its one bundle.)
 
     The run asks for what laf_tight feeds (TARGETS: its inference and accuracy table, the LaF
     study with its spread zoo and clone, its answer and its scorecard), from an empty folder like
@@ -67,8 +76,8 @@ def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(request, tmp_pat
     can build it meanwhile.
     """
     cfg = yaml.safe_load(SMOKE_CONFIG.read_text())
-    cfg["zoos"]["laf_tight"]["bundle"] = "model"
-    cfg_path = tmp_path / "per-model.yaml"
+    cfg["zoos"]["laf_tight"]["bundle"] = BUNDLES
+    cfg_path = tmp_path / "bundled.yaml"
     cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     work = tmp_path / "run"
     work.mkdir()
@@ -90,7 +99,7 @@ def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(request, tmp_pat
         return {p: p.stat().st_mtime_ns for d in done for p in d.iterdir() if p.is_file()}
 
     try:
-        # Mid-training: a model of the per-model zoo is complete, the others are not yet.
+        # Mid-training: a bundle of the zoo is complete, another is not yet.
         _wait_for(lambda: bool(finished()), 900, "a finished model")
         assert proc.poll() is None, "the run finished before it could be interrupted"
     finally:
@@ -105,6 +114,8 @@ def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(request, tmp_pat
     run_snakemake(work, "--rerun-incomplete", *TARGETS, configfile=cfg_path, timeout=2400)
     assert {p: p.stat().st_mtime_ns for p in kept} == kept, "a finished model was rebuilt"
     assert len(list(zoo.rglob("meta.json"))) == n_models
+    models = sorted(p.parent.name for p in zoo.glob("*/meta.json"))
+    assert len(assign_bundles("laf_tight", models, BUNDLES)) > 2, "the premise: 3 bundles"
     clean, resumed = result_tables(request.getfixturevalue("smoke_run")), result_tables(work)
     assert {k.split("/")[0] for k in resumed} == {"answer", "infer", "laf", "scorecard"}
     assert resumed.keys() <= clean.keys(), sorted(resumed.keys() - clean.keys())

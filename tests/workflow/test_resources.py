@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.workflow.runner import REPO, run_snakemake
+from tests.workflow.runner import REPO, run_snakemake, shared_value
 from tests.workflow.test_laf_prediction_configs import PAPER, make_folder
 
 pytestmark = pytest.mark.slow
@@ -103,11 +103,17 @@ def paper_configs(tmp: Path) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def paper_jobs(tmp_path_factory) -> dict[str, list[dict[str, str]]]:
-    tmp = tmp_path_factory.mktemp("paper-resources")
-    configs = paper_configs(tmp)
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        jobs = pool.map(lambda kv: planned_jobs(tmp / "run" / kv[0], kv[1]), configs.items())
-        return dict(zip(configs, jobs, strict=True))
+    """The planned jobs of every paper config, dry-run once per session (runner.shared_value:
+    under pytest-xdist the module's tests may run on both workers, which each ran the 21 dry
+    runs before)."""
+    def compute() -> dict[str, list[dict[str, str]]]:
+        tmp = tmp_path_factory.mktemp("paper-resources")
+        configs = paper_configs(tmp)
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            jobs = pool.map(lambda kv: planned_jobs(tmp / "run" / kv[0], kv[1]), configs.items())
+            return dict(zip(configs, jobs, strict=True))
+
+    return shared_value(tmp_path_factory, "paper-resources", compute)
 
 
 def test_every_paper_config_dry_runs(paper_jobs):
