@@ -1,16 +1,19 @@
 """The pace, syp, alphatrim and metamorphic studies rerun on a copy of the shared smoke run give
-its tables byte for byte (issue 22 item 4: the determinism that the reliability test's second
+its tables byte for byte, PACE with one job per experiment where the smoke run merged them
+(issue 22 item 4: the determinism that the reliability test's second
 run of the whole graph used to check for them, without retraining zoos or rerunning inference).
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 
-from tests.workflow.runner import result_tables, run_snakemake
+from tests.workflow.runner import SMOKE_CONFIG, result_tables, run_snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -75,7 +78,17 @@ def test_studies_rerun_from_zoos_and_inference_give_the_same_tables(smoke_run, t
         (work / "results" / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src / rel, work / "results" / rel)
 
-    run_snakemake(work, "--rerun-triggers=mtime", *FINAL_JOBS, timeout=1800)
+    # PACE reruns one job per experiment (`pace.jobs: experiment`) where the smoke run used one
+    # job for the study (`pace.jobs: study`): equal tables also show the two modes agree.
+    cfg = yaml.safe_load(SMOKE_CONFIG.read_text())
+    assert cfg["pace"].get("jobs") == "study", "the smoke run no longer merges PACE's experiments"
+    cfg["pace"]["jobs"] = "experiment"
+    per_experiment = tmp_path / "per-experiment.yaml"
+    per_experiment.write_text(yaml.safe_dump(cfg, sort_keys=False))
+    proc = run_snakemake(work, "--rerun-triggers=mtime", *FINAL_JOBS, configfile=per_experiment,
+                         timeout=1800)
+    ran = set(re.findall(r"^(?:local)?rule (\w+):", proc.stdout + proc.stderr, flags=re.M))
+    assert "pace_experiment" in ran and "pace_experiments" not in ran, sorted(ran)
     clean, rerun = _study_tables(smoke_run), _study_tables(work)
     assert {k.split("/")[0] for k in clean} == set(STUDIES)
     assert rerun.keys() == clean.keys(), sorted(rerun.keys() ^ clean.keys())
