@@ -115,6 +115,20 @@ def sampled_spearman(correct: np.ndarray, truth: np.ndarray, budgets, draw, seed
     return out
 
 
+def random_and_sds(preds: np.ndarray, correct: np.ndarray, truth: np.ndarray, seeds) -> tuple:
+    """Mean Spearman of Random and of SDS over the budget grid of ``preds``' models (inputs x
+    models), each from :func:`sampled_spearman` with its seed of ``seeds`` (Random, SDS)."""
+    budgets = bl.budget_grid(preds.shape[1])
+    pool = bl.sds_pool(preds)
+    n_in = len(preds)
+    rnd = sampled_spearman(correct, truth, budgets,
+                           lambda b, g: bl.random_sample(n_in, b, g), seeds[0])
+    sds = sampled_spearman(correct, truth, [b for b in budgets if b <= pool.size],
+                           lambda b, g: bl.sds_sample(pool, b, g), seeds[1])
+    return (np.mean([v.mean() for v in rnd.values()]),
+            np.mean([v.mean() for v in sds.values()]))
+
+
 def crossing(curve: dict, laf: float) -> float:
     over = [b for b in sorted(curve) if curve[b].mean() >= laf]
     return float(over[0]) if over else np.inf
@@ -218,19 +232,13 @@ def part_tight(a, k: int = 15) -> pd.DataFrame:
         for name, keep in (("tight", order[lo:lo + k]), ("spread", order[::2][:k])):
             sub, c = yhat[:, keep], correct[:, keep]
             truth = c.mean(axis=0)
-            budgets = bl.budget_grid(k)
-            pool = bl.sds_pool(sub)
-            n_in = len(y)
-            rnd = sampled_spearman(c, truth, budgets,
-                                   lambda b, g, n=n_in: bl.random_sample(n, b, g), 100 + s_i)
-            sds = sampled_spearman(c, truth, [b for b in budgets if b <= pool.size],
-                                   lambda b, g, p=pool: bl.sds_sample(p, b, g), 200 + s_i)
+            random_mean, sds_mean = random_and_sds(sub, c, truth, (100 + s_i, 200 + s_i))
             rows.append({"testset": s.name, "sub-zoo": name,
                          "accuracy range": f"{100 * truth.min():.1f}-{100 * truth.max():.1f}",
                          "accuracy std": 100 * truth.std(),
                          "LaF": spearman(truth, rank(sub, 10).score),
-                         "Random": np.mean([v.mean() for v in rnd.values()]),
-                         "SDS": np.mean([v.mean() for v in sds.values()])})
+                         "Random": random_mean,
+                         "SDS": sds_mean})
     return pd.DataFrame(rows)
 
 
@@ -255,13 +263,8 @@ def part_decorrelate(a, shares=(0.0, 0.25, 0.5, 1.0)) -> pd.DataFrame:
             yhat = decorrelated(yhat0, y, f, rng(41, s_i, int(100 * f)))
             c = yhat == y[:, None]
             truth = c.mean(axis=0)
-            budgets = bl.budget_grid(yhat.shape[1])
-            pool = bl.sds_pool(yhat)
+            random_mean, sds_mean = random_and_sds(yhat, c, truth, (300 + s_i, 400 + s_i))
             n_in = len(y)
-            rnd = sampled_spearman(c, truth, budgets,
-                                   lambda b, g, n=n_in: bl.random_sample(n, b, g), 300 + s_i)
-            sds = sampled_spearman(c, truth, [b for b in budgets if b <= pool.size],
-                                   lambda b, g, p=pool: bl.sds_sample(p, b, g), 400 + s_i)
             votes = np.zeros((n_in, 10), dtype=np.int64)
             np.add.at(votes, (np.arange(n_in)[:, None], yhat), 1)
             rows.append({"testset": s.name, "share decorrelated": f,
@@ -269,8 +272,8 @@ def part_decorrelate(a, shares=(0.0, 0.25, 0.5, 1.0)) -> pd.DataFrame:
                          "vote accuracy - best model": 100 * ((votes.argmax(axis=1) == y).mean()
                                                               - truth.max()),
                          "LaF": spearman(truth, rank(yhat, 10).score),
-                         "Random": np.mean([v.mean() for v in rnd.values()]),
-                         "SDS": np.mean([v.mean() for v in sds.values()])})
+                         "Random": random_mean,
+                         "SDS": sds_mean})
     return pd.DataFrame(rows)
 
 
