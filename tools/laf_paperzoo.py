@@ -1,6 +1,9 @@
-"""LaF's corruption reversal on a zoo like the paper's: docs/paper-vs-ours/laf-mnist-paperzoo.md.
+"""LaF's corruption reversal on a zoo like the paper's: docs/paper-vs-ours/laf-mnist-paperzoo.md
+(one epoch per model) and, with ``--converged``, docs/paper-vs-ours/laf-mnist-converged.md (the
+same zoo trained to its authors' epoch counts on a GPU).
 
-Reads a run of ``config/paper/laf-mnist-paperzoo.yaml`` (its result tree), the earlier real-MNIST
+Reads a run of ``config/paper/laf-mnist-paperzoo.yaml`` (or ``laf-mnist-converged.yaml``; its
+result tree), the earlier real-MNIST
 run of the 20-model local zoo (``docs/paper-vs-ours/laf-mnist/``, from
 ``config/paper/laf-mnist-reduced.yaml``) and the paper (Table 6 from
 ``docs/paper-vs-ours/laf-mnist-paper.csv``, Table A2 parsed from the paper's text), and writes
@@ -11,6 +14,10 @@ Nothing here computes a ranking; it lines up the run's tables. Usage::
 
     python tools/laf_paperzoo.py --run /tmp/run --paper-text ../shared/papers/laf-labeling-free-model-selection.txt \\
         --wall "..." --peak-mem "..."
+
+With ``--converged`` the page also gives each model's validation accuracy at half its epochs
+(``--training``, the training record written beside the page) and the one-epoch run's Spearman
+(``--earlier``, that run's generated csv) beside this run's.
 
 A run whose zoo is not finished gives the page with the models that trained and their
 accuracies, and says so.
@@ -35,6 +42,14 @@ ZOO = "laf_mnist_paperzoo"
 CONFIG = "config/paper/laf-mnist-paperzoo.yaml"
 BASE = Path("docs/paper-vs-ours/laf-mnist")
 OUT = Path("docs/paper-vs-ours/laf-mnist-paperzoo.md")
+#: The converged variant: zoo, config, page, training record, the one-epoch run's csv.
+CONVERGED = {
+    "zoo": "laf_mnist_converged",
+    "config": "config/paper/laf-mnist-converged.yaml",
+    "out": Path("docs/paper-vs-ours/laf-mnist-converged.md"),
+    "training": Path("docs/paper-vs-ours/laf-mnist-converged-training.csv"),
+    "earlier": OUT.with_suffix(".csv"),
+}
 METHODS = ("Random", "SDS", "CES-best", "LaF", "CRC")
 #: The paper's Table A2 row names -> ours (the other rows use Table 6's names).
 A2_NAMES = {"Frosted Glass Blur": "glass_blur"}
@@ -71,10 +86,10 @@ def paper_a2(text: Path) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def zoo_models(run: Path) -> pd.DataFrame:
+def zoo_models(run: Path, zoo: str = ZOO) -> pd.DataFrame:
     """Every trained model of the zoo: its recipe and validation accuracy (meta.json)."""
     rows = []
-    for meta in sorted((run / "results" / "zoo" / ZOO).glob("*/meta.json")):
+    for meta in sorted((run / "results" / "zoo" / zoo).glob("*/meta.json")):
         m = json.loads(meta.read_text())
         rows.append({k: m.get(k) for k in ("model", "arch", "optimizer", "lr", "batch_size",
                                           "epochs", "data_fraction", "seed", "n_train_used",
@@ -128,6 +143,48 @@ def a2_table(paper: pd.DataFrame, ours: pd.DataFrame, base: pd.DataFrame,
     return pd.DataFrame(rows)
 
 
+def converged_record(path: Path) -> pd.DataFrame:
+    """The converged zoo's training record: validation accuracy at half and at all epochs."""
+    rec = pd.read_csv(path)
+    return rec[["model", "half_epochs", "val_accuracy_half", "delta_points", "final_train_loss"]]
+
+
+def convergence_note(zoo: pd.DataFrame) -> str:
+    """How many models had stopped improving: validation accuracy at all epochs against half."""
+    d = zoo["delta_points"].abs()
+    still = zoo.loc[zoo["delta_points"] > 0.3, "model"].tolist()
+    return (f"Convergence: between half and all of its epochs the validation accuracy moved by at "
+            f"most 0.3 points for {int((d <= 0.3).sum())} of {len(zoo)} models (median "
+            f"{zoo['delta_points'].median():+.2f} points); still rising by more: "
+            f"{', '.join(still) or 'none'} (`delta_points`; the authors' epoch counts kept).")
+
+
+def with_earlier(rev: pd.DataFrame, earlier: pd.DataFrame) -> pd.DataFrame:
+    """``rev`` with the one-epoch run's Spearman (its ``paper-like`` columns) as ``1-epoch``."""
+    cols = {f"paper-like {m}": f"1-epoch {m}" for m in ("Random", "SDS", "LaF")}
+    e = earlier[["corruption", *cols]].rename(columns=cols)
+    return rev.merge(e, on="corruption", how="left")
+
+
+def verdict_converged(avg: pd.Series) -> str:
+    """The converged run's verdict sentence, beside the one-epoch run of the same zoo."""
+    now = avg["paper-like LaF"] - avg["paper-like Random"]
+    before = avg["1-epoch LaF"] - avg["1-epoch Random"]
+    sds_now = avg["paper-like LaF"] - avg["paper-like SDS"]
+    sds_before = avg["1-epoch LaF"] - avg["1-epoch SDS"]
+    head = (f"`paper-like` is the converged zoo here; the same zoo after one epoch "
+            f"(`1-epoch`) gave LaF minus Random {before:+.3f} and minus SDS {sds_before:+.3f}; "
+            f"converged {now:+.3f} and {sds_now:+.3f}. ")
+    against_random = (
+        "Against Random the reversal was the zoo's training: converged, LaF is above Random "
+        "as the paper reports (Random falls, LaF holds). " if now > 0 else
+        "The reversal against Random persists on a converged zoo: training length is not its "
+        "cause. ")
+    against_sds = ("LaF is above SDS too." if sds_now > 0 else
+                   "Against SDS it persists: SDS stays above LaF on the converged zoo.")
+    return head + against_random + against_sds
+
+
 def accuracy_ranges(models: pd.DataFrame) -> pd.DataFrame:
     """(corruption, severity, min, max) in % from a long models.csv (one row per model and set)."""
     d = models[models["group"] == "corruption"]
@@ -159,18 +216,25 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--peak-mem", required=True)
     ap.add_argument("--machine", default=f"{platform.processor() or platform.machine()}")
     ap.add_argument("--note", default="", help="one paragraph on conditions (load, reductions)")
-    ap.add_argument("--out", default=str(OUT))
+    ap.add_argument("--out", default=None, help=f"the page (default {OUT})")
     ap.add_argument("--extra", default=None,
                     help="a generated section to append (tools/laf_suspects.py --out)")
+    ap.add_argument("--converged", action="store_true",
+                    help="a run of laf-mnist-converged.yaml: its zoo, page, training record and "
+                         "the one-epoch run's csv beside it")
     a = ap.parse_args(argv)
-    run, out = Path(a.run), Path(a.out)
+    zoo_name, config = (CONVERGED["zoo"], CONVERGED["config"]) if a.converged else (ZOO, CONFIG)
+    run = Path(a.run)
+    out = Path(a.out) if a.out else (CONVERGED["out"] if a.converged else OUT)
     tables = run / "results" / "laf" / "tables"
-    zoo = zoo_models(run)
-    raw = run / "results" / "laf" / "raw" / ZOO / "models.csv"
+    zoo = zoo_models(run, zoo_name)
+    raw = run / "results" / "laf" / "raw" / zoo_name / "models.csv"
+    title = ("trained to convergence" if a.converged else "the corruption reversal")
     lines = [
-        "# laf: real MNIST with a zoo like the paper's (the corruption reversal)",
+        f"# laf: real MNIST with a zoo like the paper's ({title})",
         "",
-        f"Generated by `python tools/laf_paperzoo.py` from a run of `{CONFIG}` "
+        f"Generated by `python tools/laf_paperzoo.py{' --converged' if a.converged else ''}` "
+        f"from a run of `{config}` "
         f"(commit {_git('rev-parse', '--short=12', 'HEAD')}; {a.machine}; wall {a.wall}; "
         f"peak memory {a.peak_mem}). {a.note}",
         "",
@@ -179,6 +243,8 @@ def main(argv: list[str] | None = None) -> None:
         long = pd.read_csv(raw)
         ida = long[long["testset"] == "id"].set_index("model")["accuracy"]
         zoo["id_accuracy"] = zoo["model"].map(ida)
+    if a.converged:
+        zoo = zoo.merge(converged_record(CONVERGED["training"]), on="model", how="left")
     lines += ["## The zoo", "",
               f"{len(zoo)} of 30 models trained (docs/laf.md, \"A zoo like the paper's\"). "
               "`val_accuracy`: 6,000 held-out training images; `id_accuracy`: the run's ID test "
@@ -188,6 +254,8 @@ def main(argv: list[str] | None = None) -> None:
         lines += [f"Accuracy range {100 * acc.min():.2f}-{100 * acc.max():.2f} % "
                   f"(paper, Table 2: 85.27-99.54 %); parameters {int(zoo['params'].min()):,}-"
                   f"{int(zoo['params'].max()):,} (paper: 7,206-3,274,634).", "", _md(zoo), ""]
+        if a.converged:
+            lines += [convergence_note(zoo), ""]
     by_sev = tables / "table6-all-by_severity.csv"
     if not by_sev.exists():
         lines += ["LaF has not run on this zoo yet: the run stopped before `laf_tables`. Resume with "
@@ -205,6 +273,8 @@ def main(argv: list[str] | None = None) -> None:
         ours["CES-best"] = t6["CES-best"]
         ours.loc["average", "CES-best"] = t6["CES-best"].mean()
     rev = reversal_table(paper_table6(Path("docs/paper-vs-ours/laf-mnist-paper.csv")), ours, base)
+    if a.converged:
+        rev = with_earlier(rev, pd.read_csv(CONVERGED["earlier"]))
     rev.to_csv(out.with_suffix(".csv"), index=False, float_format="%.4f")
     avg = rev.iloc[-1]
     lines += [
@@ -221,7 +291,8 @@ def main(argv: list[str] | None = None) -> None:
         f"{avg['paper-like LaF'] - avg['paper-like SDS']:+.3f}; 20-model zoo "
         f"{avg['20-model LaF'] - avg['20-model Random']:+.3f} / "
         f"{avg['20-model LaF'] - avg['20-model SDS']:+.3f}. "
-        + ("The reversal persists with the paper's architectures: LaF stays below Random."
+        + (verdict_converged(avg) if a.converged else
+           "The reversal persists with the paper's architectures: LaF stays below Random."
            if avg["paper-like LaF"] < avg["paper-like Random"] else
            "With the paper's architectures LaF is above Random: the zoo explains the reversal."),
         "",

@@ -29,6 +29,10 @@ recomputes the number a check or a paper table is made of, with the study's own 
   Each model keeps its accuracy per class and its confusions (a wrong label is one the model
   gave on an input of that class), so the true ranking is unchanged; only how far the models
   err together changes. Random, SDS (50 repetitions, budgets 30..180 step 5) and LaF.
+* ``converged`` (RQ1/RQ2-baselines, LaF against SDS): ``decorrelate`` on the run of
+  config/paper/laf-mnist-converged.yaml (the same 30 networks trained to their authors' epoch
+  counts on a GPU, docs/paper-vs-ours/laf-mnist-converged.md), where LaF overtakes Random but
+  not SDS.
 * ``floor`` (RQ2-corruption, the paper's side): the lowest mean Spearman that uniform random
   sampling can give on a 30-model zoo with the accuracy range the paper prints per MNIST-C set
   (Table A2): one model at one end of the range, 29 at the other (their order decided by 0.01
@@ -38,10 +42,11 @@ recomputes the number a check or a paper table is made of, with the study's own 
   orders every pair rightly at least as often as wrongly: its mean Kendall tau is not negative
   on any zoo.)
 
-    python docs/paper-vs-ours/laf-causes.py [PART ...] --paperzoo RUN --default RUN
+    python docs/paper-vs-ours/laf-causes.py [PART ...] --paperzoo RUN --default RUN [--converged RUN]
 
 ``--paperzoo``: a finished run of config/paper/laf-mnist-paperzoo.yaml; ``--default``: a
-finished default run. Rows go to laf-causes.csv beside this file (a part's rows replace its old
+finished default run; ``--converged``: a finished run of config/paper/laf-mnist-converged.yaml
+(part ``converged`` only). Rows go to laf-causes.csv beside this file (a part's rows replace its old
 ones), the tables to laf-causes.md (rendered from the csv).
 """
 
@@ -61,8 +66,10 @@ from labelfree.stats import spearman
 
 HERE = Path(__file__).resolve().parent
 CSV, MD = HERE / "laf-causes.csv", HERE / "laf-causes.md"
-PARTS = ("spread", "fraction", "ablation-id", "ablation-all", "tight", "decorrelate", "floor")
+PARTS = ("spread", "fraction", "ablation-id", "ablation-all", "tight", "decorrelate",
+         "converged", "floor")
 ZOO, DATASET = "laf_mnist_paperzoo", "laf_mnist"
+CONVERGED_ZOO = "laf_mnist_converged"
 REPS, LARGE = 50, (300, 500)
 
 #: The paper's Table A2 (MNIST-C accuracy range in %, severities 1-5) and Table 6 (MNIST column,
@@ -94,9 +101,9 @@ def rng(*key: int) -> np.random.Generator:
     return np.random.default_rng(list(key))
 
 
-def paperzoo_sets(run: Path) -> list[SetInputs]:
+def paperzoo_sets(run: Path, zoo: str = ZOO) -> list[SetInputs]:
     """The run's ``id`` set and its corrupted sets, each model's inference file per set."""
-    infer = run / "results" / "infer" / ZOO
+    infer = run / "results" / "infer" / zoo
     models = sorted(p.name for p in infer.iterdir() if (p / "id.npz").exists())
     tdir = run / "results" / "testsets" / DATASET
     out = [SetInputs("id", tuple(str(infer / m / "id.npz") for m in models), str(tdir / "id.npz"))]
@@ -255,9 +262,10 @@ def decorrelated(yhat: np.ndarray, y: np.ndarray, share: float, g: np.random.Gen
     return out
 
 
-def part_decorrelate(a, shares=(0.0, 0.25, 0.5, 1.0)) -> pd.DataFrame:
+def part_decorrelate(a, shares=(0.0, 0.25, 0.5, 1.0), zoo: str = ZOO) -> pd.DataFrame:
     rows = []
-    for s_i, s in enumerate(paperzoo_sets(a.paperzoo)):
+    run = a.converged if zoo == CONVERGED_ZOO else a.paperzoo
+    for s_i, s in enumerate(paperzoo_sets(run, zoo)):
         yhat0, y, _ = load_testset(s)
         for f in shares:
             yhat = decorrelated(yhat0, y, f, rng(41, s_i, int(100 * f)))
@@ -305,7 +313,8 @@ def part_floor(a, n_inputs: int = 10_000, m: int = 30) -> pd.DataFrame:
 
 RUNNERS = {"spread": part_spread, "fraction": part_fraction, "ablation-id": part_ablation_id,
            "ablation-all": part_ablation_all, "tight": part_tight,
-           "decorrelate": part_decorrelate, "floor": part_floor}
+           "decorrelate": part_decorrelate,
+           "converged": lambda a: part_decorrelate(a, zoo=CONVERGED_ZOO), "floor": part_floor}
 
 TITLES = {
     "spread": "RQ1-budget / RQ1-spread: checks 2a, 2b, 3 on 20-model sub-zoos of the paper-zoo "
@@ -318,6 +327,8 @@ TITLES = {
              "(Random, SDS 50 repetitions; LaF)",
     "decorrelate": "RQ2-corruption: each model's errors moved to other inputs of the same "
                    "class on a share of the inputs (Random, SDS 50 repetitions; LaF)",
+    "converged": "RQ1/RQ2-baselines: `decorrelate` on the converged zoo's run (LaF against "
+                 "Random and SDS)",
     "floor": "RQ2-corruption: lowest mean Spearman of Random on any 30-model zoo with the paper's "
              "Table A2 ranges, against the paper's Random",
 }
@@ -352,8 +363,9 @@ def render(df: pd.DataFrame) -> str:
             lines += ["Mean over the 30 corrupted sets (LaF > Random on how many):", "",
                       mean.assign(**{"LaF > Random": wins}).reset_index().to_markdown(
                           index=False, floatfmt=".3f"), ""]
-        if part == "decorrelate":
-            cor = d[d.testset != "id"].assign(gap=lambda x: x["LaF"] - x["Random"])
+        if part in ("decorrelate", "converged"):
+            cor = d[d.testset != "id"].assign(gap=lambda x: x["LaF"] - x["Random"],
+                                               gap_sds=lambda x: x["LaF"] - x["SDS"])
             parts = []
             for q in (0, 30, 50):
                 sel = cor[cor["zoo quality"] >= q]
@@ -362,9 +374,12 @@ def render(df: pd.DataFrame) -> str:
                              .assign(**{"LaF - Random": g.gap.mean(),
                                         "median LaF - Random": g.gap.median(),
                                         "LaF > Random": g.gap.apply(lambda v: int((v > 0).sum())),
+                                        "LaF - SDS": g.gap_sds.mean(),
+                                        "LaF > SDS": g.gap_sds.apply(lambda v: int((v > 0).sum())),
                                         "sets": g.size()})
                              .reset_index().assign(**{"zoo quality >= %": q}))
-            summary = pd.concat(parts).astype({"LaF > Random": int, "sets": int})
+            summary = pd.concat(parts).astype({"LaF > Random": int, "LaF > SDS": int,
+                                                "sets": int})
             lines += ["Mean over the corrupted sets, all and those with zoo quality (mean "
                       "accuracy, the same at every share) at least 30 % and 50 %:", "",
                       summary[["zoo quality >= %"] + [c for c in summary
@@ -381,7 +396,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("parts", nargs="*", help=f"any of {', '.join(PARTS)} (default: all)")
     ap.add_argument("--paperzoo", type=Path, required=True)
     ap.add_argument("--default", type=Path, required=True)
+    ap.add_argument("--converged", type=Path, default=None)
     a = ap.parse_args(argv)
+    if "converged" in (a.parts or PARTS) and a.converged is None:
+        ap.error("part converged needs --converged RUN")
     if set(a.parts) - set(PARTS):
         ap.error(f"unknown part(s) {sorted(set(a.parts) - set(PARTS))}; parts: {PARTS}")
     old = pd.read_csv(CSV) if CSV.exists() else pd.DataFrame(columns=["part"])
