@@ -479,13 +479,29 @@ def summary_line(zoo: str, table: pd.DataFrame, plan: np.ndarray, max_mae: float
             f"inputs PACE picked (`label-these.csv`){true}.")
 
 
+def multilabel_note(testsets: Sequence[str]) -> str:
+    """What the answer says of test sets whose labels are multi-label (multi-hot, one row of 0/1
+    per input): out of its scope, counted as unlabelled; empty when there are none."""
+    if not testsets:
+        return ""
+    names = ", ".join(f"`{t}`" for t in testsets)
+    return (f"Out of scope: {names} {'has' if len(testsets) == 1 else 'have'} multi-label "
+            "(multi-hot) labels; this answer estimates single-label accuracy (the share of "
+            "inputs whose top class is the label), which such labels do not define, so these "
+            "sets count as unlabelled here: no true accuracy, no evidence, no coverage.")
+
+
 def render(zoo: str, table: pd.DataFrame, plan: np.ndarray, plan_set: str, top_model: str,
-           scorecard_line: str = "", max_mae: float = 0.10) -> str:
-    """answer.md: the answer in one line (:func:`summary_line`), whether to trust the estimates
+           scorecard_line: str = "", max_mae: float = 0.10, multilabel: Sequence[str] = ()
+           ) -> str:
+    """answer.md: the answer in one line (:func:`summary_line`), what is out of scope
+    (:func:`multilabel_note`, the test sets in ``multilabel``), whether to trust the estimates
     (:func:`trust_lines`), the headline test set's ranking, then a line per other test set."""
     first = table["testset"].iloc[0]
     main = table[table["testset"] == first].sort_values("laf_rank")
     lines = [f"# Answer for zoo `{zoo}`", "", summary_line(zoo, table, plan, max_mae), ""]
+    if multilabel:
+        lines += [multilabel_note(multilabel), ""]
     lines += trust_lines(table, plan, plan_set, top_model, max_mae) + [""]
     lead = (f"Models ranked without labels by LaF on test set `{first}`" if len(main) > 1 else
             f"One model, so nothing to rank; test set `{first}`")
@@ -597,11 +613,15 @@ def answer(zoo: str, models: Sequence[str], logits: Mapping[str, np.ndarray],
     :func:`build`, then :func:`render`. The workflow's answer job and ``labelfree answer`` call
     this with the same settings (config ``answer:``, :data:`DEFAULTS`); the job passes its zoo
     scorecard's method outputs as ``known`` (the same values, not recomputed), the command has
-    none and computes them all."""
+    none and computes them all. Multi-label labels ((N, K) multi-hot) count as unlabelled and the
+    page says so (:func:`multilabel_note`)."""
+    multilabel = [t for t, y in labels.items() if y is not None and np.ndim(y) != 1]
+    labels = {t: (None if t in multilabel else y) for t, y in labels.items()}
     table, plan, first, top = build(zoo, models, logits, labels, source, budget, seed, n_boot,
                                     kinds=kinds, level=level, max_mae=max_mae,
                                     estimators=estimators, headline=headline, known=known)
-    md = render(zoo, table, plan, first, top, scorecard_line=scorecard_line, max_mae=max_mae)
+    md = render(zoo, table, plan, first, top, scorecard_line=scorecard_line, max_mae=max_mae,
+                multilabel=[t for t in multilabel if t in logits])
     return Answer(table, plan, first, top, md)
 
 

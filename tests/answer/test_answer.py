@@ -160,3 +160,28 @@ def test_scorecard_summary_of_an_unscored_zoo_gives_the_scorecards_reason():
                          "note": ["multi-label labels only (id, metamorphic-ml)"]})
     text = scorecard_summary("mm_multilabel", best)
     assert text.endswith("none for this zoo: multi-label labels only (id, metamorphic-ml).")
+
+
+def test_multi_label_sets_are_out_of_scope_said_plainly_and_counted_as_unlabelled():
+    """A multi-hot (N, K) label array has no single-label accuracy: the answer must neither
+    compare argmax with it (a broadcast or an index error) nor stay silent; it says the set is
+    out of scope and gives it no true accuracy, no evidence and no coverage."""
+    from labelfree.answer import answer
+
+    lg, y = synthetic_zoo([0.8, 0.6], n=200)
+    multi = np.eye(5, dtype=np.int64)[y]  # (200, 5) multi-hot, one label each
+    a = answer("ml", ["a", "b"], {"id": lg, "ml": lg}, {"id": y, "ml": multi}, "id",
+               budget=10, n_boot=10)
+    ml = a.table[a.table["testset"] == "ml"]
+    assert ml["true_accuracy"].isna().all() and ml["covered"].isna().all()
+    assert "Out of scope: `ml` has multi-label (multi-hot) labels" in a.markdown
+    # every set multi-label: the page says so before the no-trust lines
+    b = answer("ml", ["a", "b"], {"ml": lg}, {"ml": multi}, None, budget=10, n_boot=10)
+    assert b.table["true_accuracy"].isna().all()
+    lines = b.markdown.splitlines()
+    out = next(i for i, t in enumerate(lines) if t.startswith("Out of scope"))
+    trust = next(i for i, t in enumerate(lines) if "No trustworthy" in t)
+    assert out < trust
+    # single-label labels: no such line
+    assert "Out of scope" not in answer("z", ["a", "b"], {"id": lg}, {"id": y}, "id", budget=10,
+                                        n_boot=10).markdown
