@@ -93,6 +93,9 @@ SPREAD_ESTIMATORS = frozenset({"AC", "ATC-MC", "ATC-NE", "DoC", "GDE"})
 #: The stated default with no labelled evidence (docs/methods.md, "The answer").
 DEFAULT_WITH_SOURCE, DEFAULT_WITHOUT_SOURCE = "ATC-MC", "AC"
 NO_EVIDENCE = "default: no other labelled shifted set to judge estimators on"
+#: Basis of evidence from other kinds of shift only: they may choose the estimator, but their
+#: errors give no interval for this kind (:func:`evidence_sets`).
+CROSS_KIND = "other kinds of shift only"
 #: The answer's settings as config/schema/answer.yaml defaults them (and the base ``seed`` of
 #: config/schema.yaml); ``labelfree answer`` starts from the same values.
 DEFAULTS: dict = {"budget": 50, "bootstrap": 200, "level": 0.9, "max_mae": 0.10, "source": "id",
@@ -133,6 +136,7 @@ class Choice:
     sets: tuple[str, ...]
     by_set: tuple[np.ndarray, ...]
     mae: float
+    calibrates: bool = True  # whether ``by_set`` calibrates the set's interval (same kind)
 
     @property
     def errors(self) -> np.ndarray:
@@ -190,20 +194,23 @@ def _shaped(e: np.ndarray, m: int) -> np.ndarray:
 
 
 def evidence_sets(target: str, labelled: Sequence[str], kinds: Mapping[str, str] | None,
-                  source: str | None, min_sets: int = 1) -> tuple[tuple[str, ...], str]:
+                  source: str | None, min_sets: int = 1) -> tuple[tuple[str, ...], str, bool]:
     """The sets that may judge estimators for ``target``: the zoo's labelled sets less ``target``
     itself (its own labels never choose) and less the source set (estimators are fitted on it);
     those of ``target``'s kind of shift where there are at least ``min_sets`` of them (enough
-    sets for a finite interval), else all. Returns the sets and how they were picked."""
+    sets for a finite interval), else all. Returns the sets, how they were picked, and whether
+    their errors calibrate ``target``'s interval: not when ``target`` has a kind of shift with
+    fewer than ``min_sets`` other labelled sets, because sets of one kind are exchangeable with
+    each other, not with another kind's (an interval from other kinds under-covers a new kind:
+    docs/methods.md, "The answer"). The source set itself keeps every other set."""
     other = [t for t in labelled if t != target and t != source]
-    if kinds and target in kinds:
+    if kinds and target in kinds and target != source:
         same = [t for t in other if kinds.get(t) == kinds[target]]
-        if same and len(same) >= min_sets:
-            return tuple(same), f"same kind of shift (`{kinds[target]}`)"
-        if same:
-            return tuple(other), (f"all other labelled shifted sets (too few of kind "
-                                  f"`{kinds[target]}` for the interval)")
-    return tuple(other), "all other labelled shifted sets"
+        if len(same) >= min_sets:
+            return tuple(same), f"same kind of shift (`{kinds[target]}`)", True
+        return tuple(other), (f"{CROSS_KIND} ({len(same)} other labelled set(s) of kind "
+                              f"`{kinds[target]}`, {min_sets} needed for its interval)"), False
+    return tuple(other), "all other labelled shifted sets", True
 
 
 def min_cases(level: float) -> int:
@@ -225,7 +232,8 @@ def choose_estimator(target: str, estimates: Mapping[str, Mapping[str, np.ndarra
     there are enough of them for a finite interval at ``level`` (:func:`min_cases`). Without
     evidence, the stated default: ATC-MC when a labelled source set calibrates it
     (``has_source``), else AC."""
-    sets, basis = evidence_sets(target, list(truth), kinds, source, min_sets=min_cases(level))
+    sets, basis, calibrates = evidence_sets(target, list(truth), kinds, source,
+                                            min_sets=min_cases(level))
     best: Choice | None = None
     for name, by_set in estimates.items():
         if not np.all(np.isfinite(by_set[target])) or not sets:
@@ -235,7 +243,7 @@ def choose_estimator(target: str, estimates: Mapping[str, Mapping[str, np.ndarra
         if not np.all(np.isfinite(err)):
             continue
         if best is None or err.mean() < best.mae:
-            best = Choice(name, basis, sets, errs, float(err.mean()))
+            best = Choice(name, basis, sets, errs, float(err.mean()), calibrates)
     if best is not None:
         return best
     name = (DEFAULT_WITH_SOURCE if has_source and target != source
@@ -316,7 +324,7 @@ def answer_table(models: Sequence[str], sets: Sequence[TestSet], source: str | N
                    else np.full(m, np.nan))
         c = choose_estimator(s.name, est, truth, kinds, source, src is not None, level)
         e = est[c.method][s.name] if c.method in est else _estimate(c.method, s.probs, _ctx(s, src))
-        q = conformal_quantile(c.by_set, level)
+        q = conformal_quantile(c.by_set, level) if c.calibrates else float("inf")
         lo, hi = np.clip(e - q, 0, 1), np.clip(e + q, 0, 1)
         slo, shi = sampling_spread(c.method, s.probs, _ctx(s, src), n_boot, seed + k)
         true = truth.get(s.name, np.full(m, np.nan))
@@ -427,6 +435,9 @@ def trust_lines(table: pd.DataFrame, plan: np.ndarray, plan_set: str, top_model:
     if not r.trusted:
         why = (f"no labelled shifted set to judge the estimators on ({r.estimator} is the stated "
                "default)" if r.basis == NO_EVIDENCE else
+               f"no interval from {r.basis}: errors on other kinds of shift do not bound "
+               "this one's (sets of one kind are exchangeable with each other, not with "
+               "another kind's)" if r.basis.startswith(CROSS_KIND) else
                f"{r.evidence_sets} held-out labelled shifted sets are too few for a "
                f"{100 * r.level:.0f} % prediction interval ({min_cases(r.level)} needed: a shift "
                "moves every model's error on a set together, so the set is the unit; the "
@@ -471,6 +482,8 @@ def summary_line(zoo: str, table: pd.DataFrame, plan: np.ndarray, max_mae: float
                 f"% {_interval(r.interval_low, r.interval_high)} ({100 * r.level:.0f} % "
                 f"prediction interval; {r.estimator}, chosen on held-out labelled sets){true}.")
     why = ("no labelled shifted set to judge estimators on" if r.basis == NO_EVIDENCE else
+           f"too few labelled sets of its kind of shift, {min_cases(r.level)} needed for the "
+           "interval" if r.basis.startswith(CROSS_KIND) else
            f"{r.evidence_sets} held-out labelled shifted sets, {min_cases(r.level)} needed for "
            "the interval" if not np.isfinite(r.halfwidth)
            else f"the best estimator is off by {_pct(r.evidence_mae)} points on held-out sets, "

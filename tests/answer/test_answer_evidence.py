@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from labelfree.answer import (
+    CROSS_KIND,
     NO_EVIDENCE,
     answer_table,
     build,
@@ -101,14 +102,50 @@ def test_the_same_kind_of_shift_is_preferred_and_the_source_is_never_evidence():
     labelled = ["id", "n1", "n2", "c1"]
     kinds = {"id": "source", "n1": "noise", "n2": "noise", "c1": "blur", "n3": "noise",
              "x": "other"}
-    assert evidence_sets("n1", labelled, kinds, "id") == (("n2",), "same kind of shift (`noise`)")
+    assert evidence_sets("n1", labelled, kinds, "id") == (
+        ("n2",), "same kind of shift (`noise`)", True)
     assert evidence_sets("n3", labelled, kinds, "id")[0] == ("n1", "n2")
-    assert evidence_sets("x", labelled, kinds, "id") == (("n1", "n2", "c1"),
-                                                         "all other labelled shifted sets")
     assert evidence_sets("id", labelled, None, "id")[0] == ("n1", "n2", "c1")
-    # too few of its kind for a finite interval: all other labelled shifted sets
-    sets, basis = evidence_sets("n1", labelled, kinds, "id", min_sets=2)
-    assert sets == ("n2", "c1") and basis.startswith("all other labelled shifted sets (too few")
+    # the source set itself is judged on every other set, and they calibrate its interval
+    assert evidence_sets("id", labelled, kinds, "id") == (
+        ("n1", "n2", "c1"), "all other labelled shifted sets", True)
+    # without kinds every other set judges and calibrates
+    assert evidence_sets("x", labelled, None, "id") == (
+        ("n1", "n2", "c1"), "all other labelled shifted sets", True)
+
+
+def test_a_kind_with_too_few_sets_chooses_on_the_others_but_gets_no_interval():
+    labelled = ["id", "n1", "n2", "c1"]
+    kinds = {"id": "source", "n1": "noise", "n2": "noise", "c1": "blur", "x": "other"}
+    # a kind of its own: the other kinds choose the estimator, but do not calibrate
+    sets, basis, calibrates = evidence_sets("x", labelled, kinds, "id")
+    assert sets == ("n1", "n2", "c1") and basis.startswith(CROSS_KIND) and not calibrates
+    # too few of its kind for a finite interval: the same
+    sets, basis, calibrates = evidence_sets("n1", labelled, kinds, "id", min_sets=2)
+    assert sets == ("n2", "c1") and basis.startswith(CROSS_KIND) and not calibrates
+    assert "1 other labelled set(s) of kind `noise`, 2 needed" in basis
+
+
+def test_the_interval_of_a_new_kind_is_unbounded_and_untrusted():
+    """Ten labelled sets of kind `a` bound each other's intervals; a set of kind `b` gets its
+    estimator from them but no interval (a bug that still calibrated it on `a` would give a
+    finite half-width)."""
+    rng = np.random.default_rng(0)
+    m, n = 3, 200
+    sets = [Set("id", rng.dirichlet(np.ones(4), (m, n)).astype(np.float32),
+                    rng.integers(0, 4, n))]
+    names = [f"a{i}" for i in range(10)] + ["b0"]
+    for t in names:
+        sets.append(Set(t, rng.dirichlet(np.ones(4), (m, n)).astype(np.float32),
+                            rng.integers(0, 4, n)))
+    kinds = {"id": "source", **{t: t[0] for t in names}}
+    table = answer_table([f"m{j}" for j in range(m)], sets, "id", n_boot=5, kinds=kinds,
+                         estimators=["AC", "ATC-MC"])
+    a = table[table.testset == "a0"].iloc[0]
+    b = table[table.testset == "b0"].iloc[0]
+    assert np.isfinite(a.halfwidth) and a.basis == "same kind of shift (`a`)"
+    assert not np.isfinite(b.halfwidth) and b.basis.startswith(CROSS_KIND) and not b.trusted
+    assert b.evidence_sets == 10 and (b.interval_low, b.interval_high) == (0.0, 1.0)
 
 
 def test_min_cases_for_a_finite_interval():
