@@ -20,11 +20,18 @@ with the study's own code (``labelfree.alphatrim.run``: ``train_experiment``,
   S_all with 1 and 2 epochs (60 runs) and 12 epochs (20 runs: the CPU time we had), and, when
   time allows, S_init and S_batch as configured. ``mnist`` analyses them: as configured, with
   B = 200 and other analysis seeds, with every run's gaps brought to one scale (a diagnostic),
-  with the paper's 200 runs, with reference pools of 10-100 runs against the same candidates,
-  and with other epoch counts (compared on the first 20 runs of each zoo).
+  with the positive class's probability in place of the logit gap, with the paper's 200 runs,
+  with reference pools of 10-100 runs against the same candidates, with other epoch counts
+  (compared on the first 20 runs of each zoo), on test subsets as large as the digits
+  experiment's (898 images) and 2,000, and the ``mnist-recipe`` zoos; beside each, how the runs'
+  gap distributions differ (``gap_stats``: scale spread, width, plain KS distance, gamma).
+* ``mnist-recipe``: one change of the configured recipe per zoo (``MNIST_RECIPES``: the paper's
+  learning rate 0.001 at 4 and 16 epochs, 0.003, fewer training images), S_all, 40 runs each,
+  against the configured zoo's first 40 runs.
 
     python docs/paper-vs-ours/alphatrim-causes.py PART [--run /tmp/dr]
     python docs/paper-vs-ours/alphatrim-causes.py mnist-train --mnist DIR [--scratch DIR]
+    python docs/paper-vs-ours/alphatrim-causes.py mnist-recipe --mnist DIR [--scratch DIR]
     python docs/paper-vs-ours/alphatrim-causes.py mnist [--scratch DIR]
 
 ``--mnist``: a folder with the prepared real MNIST (``train.npz``, ``test.npz``: all 60,000 and
@@ -46,6 +53,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from labelfree.alphatrim.kernel import acceptance_threshold
 from labelfree.alphatrim.report import checks_table
 from labelfree.alphatrim.run import (
     AnalysisSettings,
@@ -177,6 +185,19 @@ MNIST_ZOOS = {
 }
 
 
+#: zoos trained by ``mnist-recipe``: one change of the configured recipe each, S_all, 40 runs
+#: (20 reference, 20 candidates; the configured zoo's first 40 runs are its baseline), as
+#: label -> (model overrides, training images kept: the first n of a seeded permutation)
+MNIST_RECIPES = {
+    "lr 0.001 (the paper's)": ({"lr": 0.001}, None),
+    "lr 0.001, 16 epochs": ({"lr": 0.001, "epochs": 16}, None),
+    "lr 0.003": ({"lr": 0.003}, None),
+    "2,000 training images, 20 epochs": ({"epochs": 20}, 2000),
+    "500 training images, 40 epochs": ({"epochs": 40}, 500),
+}
+RECIPE_RUNS = 40
+
+
 def mnist_study() -> dict:
     cfg = validate_config(yaml.safe_load(MNIST_CONFIG.read_text()), ROOT / "config" / "schema.yaml")
     return cfg["alphatrim"]
@@ -201,6 +222,27 @@ def part_mnist_train(a) -> list[dict]:
             arrays[f"logits_{regime}"] = z["logits"]
             print(label, regime, k, "models", round(time.process_time() - t), "cpu s", flush=True)
         np.savez(a.scratch / f"{label}.npz", **arrays)
+    return []
+
+
+def part_mnist_recipe(a) -> list[dict]:
+    st = mnist_study()
+    base = st["experiments"][MNIST]
+    a.scratch.mkdir(parents=True, exist_ok=True)
+    inp = {"train": str(a.mnist / "train.npz"), "test": str(a.mnist / "test.npz")}
+    xtr, ytr, xte, yte = load_task(MNIST, base, int(st["seed"]), inp)
+    keep = np.random.default_rng(0).permutation(len(ytr))
+    for label, (over, n_train) in MNIST_RECIPES.items():
+        if a.only and label not in a.only:
+            continue
+        cfg = copy.deepcopy(base)
+        cfg["model"].update(over)
+        idx = keep[:n_train] if n_train else keep
+        t = time.process_time()
+        z = train_models(MNIST, cfg, int(st["seed"]), (xtr[idx], ytr[idx], xte, yte), "S_all", 0,
+                         RECIPE_RUNS, threads=1)
+        print(label, RECIPE_RUNS, "models", round(time.process_time() - t), "cpu s", flush=True)
+        np.savez(a.scratch / f"recipe {label}.npz", y_test=z["y_test"], logits_S_all=z["logits"])
     return []
 
 
@@ -230,6 +272,14 @@ def unit_scale(logits: np.ndarray) -> np.ndarray:
     return logits / np.median(np.abs(logits[..., 1] - logits[..., 0]), axis=1)[:, None, None]
 
 
+def as_probability(logits: np.ndarray) -> np.ndarray:
+    """Two-column 'logits' (1/2, p+) whose gap is p+ - 1/2, p+ = sigmoid(m+ - m-) the positive
+    class's softmax probability, in float64 (the sign, so the prediction, is the gap's; the clip
+    at +-15 never acts)."""
+    g = logits[..., 1].astype(np.float64) - logits[..., 0]
+    return np.stack([np.full_like(g, 0.5), 1.0 / (1.0 + np.exp(-g))], axis=-1)
+
+
 def part_mnist(a) -> list[dict]:
     st = mnist_study()
     z = {k: np.load(a.scratch / f"{k}.npz") for k in MNIST_ZOOS
@@ -251,6 +301,12 @@ def part_mnist(a) -> list[dict]:
         scaled = {r: unit_scale(lg) for r, lg in conf.items()}
         settings["each run's logits divided by its median |gap| (diagnostic)"] = (scaled, None,
                                                                                   {})
+        # the score read as a probability: the positive class's softmax probability
+        # sigmoid(gap) in place of the logit gap (the paper, Sec. II-A, reads the gap)
+        settings["positive-class probability in place of the logit gap"] = (
+            {r: as_probability(lg) for r, lg in conf.items()}, None, {})
+        # the clip (reading R1): gaps beyond +-15 kept as they are
+        settings["as configured, no clip"] = (conf, None, {"clip_mode": "none"})
         settings["200 runs per regime (the paper's)"] = ({"S_all": s_all}, None, {})
         for m in (10, 30, 100):  # reference pools against the same 100 candidates (100-199)
             settings[f"reference of {m} runs, 100 candidates"] = ({"S_all": s_all}, m, {})
@@ -268,19 +324,71 @@ def part_mnist(a) -> list[dict]:
                                                               None, {})
         if len(lg) >= 60 and label != "4 epochs":
             settings[f"{label}, 60 runs"] = ({"S_all": lg[:60]}, None, {})
+        if label == "12 epochs":
+            settings[f"{label}, 20 runs, no clip"] = ({"S_all": lg[:20]}, None,
+                                                      {"clip_mode": "none"})
+    settings = {k: (*v, None) for k, v in settings.items()}  # (logits, m_ref, over, test subset)
+    if s_all is not None:
+        # the test set's size N: the configured zoos on a seeded subset of the test images as
+        # large as the digits experiment's (898: N = 449, gamma 0.114) and 2,000 (N = 1,000);
+        # the configured 10,000 give N = 5,000, gamma 0.0328 (the paper's CIFAR-10: 8,000)
+        for n in (898, 2000):
+            sub = np.sort(np.random.default_rng(n).permutation(len(y))[:n])
+            settings[f"as configured, {n} test images"] = (conf, None, {}, sub)
+        # one change of the training recipe each (``mnist-recipe``: S_all, 40 runs), against the
+        # configured zoo's first 40 runs
+        settings["4 epochs, 40 runs (recipe baseline)"] = ({"S_all": s_all[:40]}, None, {}, None)
+    for label in MNIST_RECIPES:
+        f = a.scratch / f"recipe {label}.npz"
+        if f.exists():
+            lg = {"S_all": np.load(f)["logits_S_all"]}
+            settings[f"recipe: {label}, 40 runs"] = (lg, None, {}, None)
+            settings[f"recipe: {label}, 40 runs, no clip"] = (lg, None, {"clip_mode": "none"},
+                                                              None)
     out: list[dict] = []
-    for label, (logits, m_ref, over) in settings.items():
+    for label, (logits, m_ref, over, sub) in settings.items():
         t = time.process_time()
-        c = mnist_checks(logits, y, st, m_ref, **over)
+        if sub is not None:
+            logits = {r: lg[:, sub] for r, lg in logits.items()}
+        ys = y if sub is None else y[sub]
+        c = mnist_checks(logits, ys, st, m_ref, **over)
         c["spearman"] = float("nan")
-        # the spread of the runs' gap scales: each run's median |logit gap|, min and max
-        sc = [np.median(np.abs(lg[..., 1] - lg[..., 0]), axis=1) for lg in logits.values()]
         out += rows_of(c.assign(source=""), "mnist", "mnist", label,
-                       cpu_s=round(time.process_time() - t),
-                       gap_scale_min=float(min(v.min() for v in sc)),
-                       gap_scale_max=float(max(v.max() for v in sc)))
+                       cpu_s=round(time.process_time() - t), **gap_stats(logits, ys, st))
         print(label, round(time.process_time() - t), flush=True)
     return out
+
+
+def gap_stats(logits: dict[str, np.ndarray], y: np.ndarray, st: dict) -> dict[str, float]:
+    """How the runs' gap distributions differ (over every regime of the setting): each run's
+    median |logit gap| (its scale), min and max and the std of its log over the runs; the width
+    of one run's gap distribution (std over the test images of log |gap|, mean over the runs);
+    the runs' mean accuracy; the share of gaps at the clip; the median over the candidates of
+    the plain (untrimmed) KS distance of a candidate's clipped gaps to the reference pool's, on
+    the whole test set, beside gamma."""
+    s = AnalysisSettings.from_config({**st, "threads": 1})
+    scale, width, acc, ks, clipped = [], [], [], [], []
+    for lg in logits.values():
+        g = lg[..., 1] - lg[..., 0]
+        clipped.append(np.abs(g).ravel() >= s.clip)
+        scale.append(np.median(np.abs(g), axis=1))
+        width.append(np.log(np.abs(g) + 1e-12).std(axis=1))
+        acc.append(((g >= 0).astype(int) == y).mean(axis=1))
+        g = np.clip(g, -s.clip, s.clip)
+        m = int(round(len(g) * s.reference_fraction))
+        ref = np.sort(g[:m].ravel())
+        for cand in np.sort(g[m:], axis=1):
+            at = np.concatenate([cand, ref])
+            ks.append(np.abs(np.searchsorted(cand, at, side="right") / len(cand)
+                             - np.searchsorted(ref, at, side="right") / len(ref)).max())
+    sc = np.concatenate(scale)
+    return {"gap_scale_min": float(sc.min()), "gap_scale_max": float(sc.max()),
+            "gap_scale_sd_log": float(np.log(sc).std()),
+            "gap_width": float(np.concatenate(width).mean()),
+            "accuracy_mean": float(np.concatenate(acc).mean()),
+            "clipped": float(np.concatenate(clipped).mean()),
+            "ks_median": float(np.median(ks)),
+            "gamma": acceptance_threshold(len(y) // 2, s.eps_a)}
 
 
 def write(rows: list[dict], part: str) -> None:
@@ -305,10 +413,19 @@ def write(rows: list[dict], part: str) -> None:
             t = t.round(4).astype(str) + ok.map(lambda v: "" if v in (True, "True") else " (fails)")
             lines += [f"### {check} ({p})", "", t.reset_index().to_markdown(index=False), ""]
             if p == "mnist" and check.startswith("(i) median") and "gap_scale_min" in h:
-                g = h.groupby("setting", sort=False)[["gap_scale_min", "gap_scale_max"]].first()
-                lines += ["The runs' gap scales (each run's median |logit gap|; min and max over "
-                          "the runs of the setting):", "",
-                          g.round(2).reset_index().to_markdown(index=False), ""]
+                cols = [c for c in ("gap_scale_min", "gap_scale_max", "gap_scale_sd_log",
+                                    "gap_width", "accuracy_mean", "clipped", "ks_median",
+                                    "gamma")
+                        if c in h]
+                g = h.groupby("setting", sort=False)[cols].first()
+                lines += ["The runs' gap distributions (`mnist.gap_stats`): each run's median "
+                          "|logit gap| (its scale), min and max over the runs of the setting and "
+                          "the std of its log; `gap_width`: std of log |gap| over the test "
+                          "images (mean over runs); `accuracy_mean`; `clipped`: share of gaps at "
+                          "the clip (+-15); `ks_median`: median over "
+                          "the candidates of the untrimmed KS distance to the reference pool "
+                          "(whole test set), beside the acceptance threshold `gamma`:", "",
+                          g.round(4).reset_index().to_markdown(index=False), ""]
             if check.startswith("(ii) |corr") and h["spearman"].notna().any() and p != "mnist":
                 s = h.pivot_table(index=["experiment", "scope"], columns="setting",
                                   values="spearman", aggfunc="first", sort=False).round(4)
@@ -318,7 +435,7 @@ def write(rows: list[dict], part: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("part", choices=("analysis", "zoo", "mnist-train", "mnist"))
+    ap.add_argument("part", choices=("analysis", "zoo", "mnist-train", "mnist-recipe", "mnist"))
     ap.add_argument("--run", type=Path, default=Path("/tmp/dr"), help="a default run's tree")
     ap.add_argument("--only", nargs="*", help="experiments of the zoo part (zoos of mnist-train) "
                                               "to run")
@@ -327,9 +444,9 @@ def main() -> None:
                     help="where mnist-train writes its zoos and mnist reads them")
     a = ap.parse_args()
     parts = {"analysis": part_analysis, "zoo": part_zoo, "mnist-train": part_mnist_train,
-             "mnist": part_mnist}
+             "mnist-recipe": part_mnist_recipe, "mnist": part_mnist}
     rows = parts[a.part](a)
-    if a.part != "mnist-train":
+    if a.part not in ("mnist-train", "mnist-recipe"):
         write(rows, a.part)
 
 
