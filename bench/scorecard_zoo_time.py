@@ -27,8 +27,9 @@ from pathlib import Path
 from labelfree.provenance import cpu_model
 
 OUT = Path(__file__).resolve().parent / "results" / "scorecard_zoo_time.md"
-ZOOS = ["alphatrim_backbone", "digits", "laf_spread", "laf_tight", "mm_biased", "mm_multilabel",
-        "mm_shortcut", "mm_unbiased", "pace_digits", "syp"]
+ZOOS = ["alphatrim_backbone", "digits", "laf_spread", "laf_tight", "metamorphic_biased",
+        "metamorphic_multilabel", "metamorphic_shortcut", "metamorphic_unbiased", "pace_digits",
+        "syp"]
 
 
 def _job(checkout: Path, tree: Path, zoo: str) -> int:

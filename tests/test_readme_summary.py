@@ -52,10 +52,11 @@ def test_committed_summary_is_the_generators_rendering_of_the_run_csv():
     assert cfg["zoos"]["alphatrim_backbone"]["testsets"] == ["id", "alphatrim_train"]
     assert not any(fnmatch.fnmatchcase("alphatrim-train", p) for p in pats)
     expected = set(cfg["zoos"]) - multilabel - {"alphatrim_backbone"}
-    assert set(methods["zoo"]) == expected and multilabel == {"mm_multilabel"}
+    assert set(methods["zoo"]) == expected and multilabel == {"metamorphic_multilabel"}
     n_models = {z: len(build_sheet(z, c, RUN.parents[1] / "config")) for z, c in cfg["zoos"].items()}
     one = {z for z in expected if n_models[z] == 1}
-    assert one == {"mm_biased", "mm_shortcut"}  # a one-model zoo skipped again fails here
+    # a one-model zoo skipped again fails here
+    assert one == {"metamorphic_biased", "metamorphic_shortcut"}
     assert (methods.loc[methods["zoo"].isin(one), "ranker"] == ONE_MODEL).all()
     assert methods.loc[methods["zoo"].isin(one), "estimator"].notna().all()
     assert {s.split("/")[0] for s in table["study"]} == {"laf", "pace", "syp", "alphatrim",

@@ -64,7 +64,7 @@ from labelfree.zoo.train import TrainSpec, train_family, validation_split
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 CSV, MD = HERE / "metamorphic-causes.csv", HERE / "metamorphic-causes.md"
-ZOO = "mm_unbiased"  # the run's name of the unbiased zoo (and of its dataset)
+ZOO = "metamorphic_unbiased"  # the run's name of the unbiased zoo (and of its dataset)
 BASE = "rho0"  # its main base (config: metamorphic.zoos.<unbiased>.main)
 #: the default recipe of the unbiased zoo (config/config.yaml, zoos)
 RECIPE = TrainSpec(arch="lenet", width=8, optimizer="adam", lr=0.002, epochs=8, batch_size=32,
@@ -152,7 +152,7 @@ def part_training(a) -> list[dict]:
 #: the ``biased`` part: training data whose background family goes with the label (the run's
 #: biased zoo, rho 0.9, and shortcut zoo, rho 1), measured on the scenes of the training
 #: distribution (the zoo's main base) and on the unbiased scenes (rho0)
-BIASED = {"mm_biased": "rho09", "mm_shortcut": "rho1", "rho 0.5": "rho09"}
+BIASED = {"metamorphic_biased": "rho09", "metamorphic_shortcut": "rho1", "rho 0.5": "rho09"}
 BIASED_EPOCHS = 30
 
 
@@ -160,11 +160,11 @@ def rho_train_data(run: Path, rho: float) -> tuple[np.ndarray, ...]:
     """Training data like the biased zoo's (its dataset's options and seed) with the background
     family the label's in a share ``rho`` of the scenes; split as :func:`train_data`."""
     cfg = config()
-    ds = cfg["datasets"]["mm_biased"]
+    ds = cfg["datasets"]["metamorphic_biased"]
     opts = {**ds["options"], "rho": rho}
-    spec = {"name": "mm_biased", "splits": {"train": ds["splits"]["train"]}, "options": opts}
-    data = digitscenes.build(spec, derive_seed(int(cfg["seed"]), "data", "mm_biased"))["train"]
-    tr, va = validation_split(data.y, 0.1, derive_seed(int(cfg["seed"]), "mm_biased", "val"))
+    spec = {"name": "metamorphic_biased", "splits": {"train": ds["splits"]["train"]}, "options": opts}
+    data = digitscenes.build(spec, derive_seed(int(cfg["seed"]), "data", "metamorphic_biased"))["train"]
+    tr, va = validation_split(data.y, 0.1, derive_seed(int(cfg["seed"]), "metamorphic_biased", "val"))
     return data.x[tr], data.y[tr], data.x[va], data.y[va]
 
 
@@ -174,7 +174,7 @@ def part_biased(a) -> list[dict]:
     out = old[(old.part == "biased") & ~old.zoo.isin(run_now)].to_dict("records")
     for zoo in run_now:
         main = BIASED[zoo]
-        src = "mm_biased" if zoo.startswith("rho ") else zoo  # where the test scenes are
+        src = "metamorphic_biased" if zoo.startswith("rho ") else zoo  # where the test scenes are
         benches = {main: Bench(a.run, src, main), "rho0": Bench(a.run, src, "rho0")}
         x, y, xv, yv = (rho_train_data(a.run, float(zoo.split()[1])) if zoo.startswith("rho ")
                         else train_data(a.run, zoo))

@@ -143,8 +143,9 @@ def test_scorecard_summary_of_a_one_model_zoo_names_its_best_estimator():
         "mae": [0.031, 0.05, 0.012, 0.02, 0.0],
         "ranker": [ONE_MODEL] * 5, "spearman": [np.nan] * 5,
         "note": ["ranking and model selection not applicable: one model"] * 5})
-    text = scorecard_summary("mm_biased", best)
-    assert text.startswith("Scorecard (`results/scorecard/tables/extra-mm_biased-best.csv`")
+    text = scorecard_summary("metamorphic_biased", best)
+    assert text.startswith(
+        "Scorecard (`results/scorecard/tables/extra-metamorphic_biased-best.csv`")
     assert "over all shifted test sets, best estimator: ATC-MC (MAE 2.0 points)" in text
     assert "on `metamorphic_c15`: DoC (MAE 5.0 points)" in text and "Spearman" not in text
     assert text.endswith("Ranking and model selection: not applicable: one model (nothing to rank).")
@@ -158,7 +159,7 @@ def test_scorecard_summary_of_an_unscored_zoo_gives_the_scorecards_reason():
     best = pd.DataFrame({"shift": ["all"], "estimator": [np.nan], "mae": [np.nan],
                          "ranker": [np.nan], "spearman": [np.nan],
                          "note": ["multi-label labels only (id, metamorphic-ml)"]})
-    text = scorecard_summary("mm_multilabel", best)
+    text = scorecard_summary("metamorphic_multilabel", best)
     assert text.endswith("none for this zoo: multi-label labels only (id, metamorphic-ml).")
 
 

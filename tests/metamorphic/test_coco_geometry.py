@@ -72,20 +72,21 @@ def _coco_cfg(repo_root, **edits):
 
 def test_coco_paper_config_gives_each_model_its_input_size(repo_root):
     cfg = _coco_cfg(repo_root)
-    rows = cfg["zoos"]["mm_coco"]["grid"] + cfg["zoos"]["mm_coco_r50"]["grid"]
+    rows = cfg["zoos"]["metamorphic_coco"]["grid"] + cfg["zoos"]["metamorphic_coco_r50"]["grid"]
     preps = {r["model"]: r["preprocessing"] for r in rows}
     assert {m: plan.weights_geometry(p) for m, p in preps.items()} == {
         "resnet50_coco": (256, 224), "tresnet_l": (448, 448), "tresnet_xl": (640, 640)}
-    assert plan.source_size_needed(cfg["zoos"]["mm_coco"]["grid"]) == (640, "tresnet_xl")
-    assert plan.source_size_needed(cfg["zoos"]["mm_coco_r50"]["grid"]) == (256, "resnet50_coco")
+    assert plan.source_size_needed(cfg["zoos"]["metamorphic_coco"]["grid"]) == (640, "tresnet_xl")
+    assert plan.source_size_needed(cfg["zoos"]["metamorphic_coco_r50"]["grid"]) == (
+        256, "resnet50_coco")
     # the zoo sheet accepts the suffixes (checkpoint files are checked elsewhere)
     grid = [{k: v for k, v in r.items() if k != "weights"} | {"source": "hub", "weights": "x"}
             for r in rows]
-    sheet = build_sheet("mm_coco", {"grid": grid}, repo_root)
+    sheet = build_sheet("metamorphic_coco", {"grid": grid}, repo_root)
     assert sheet["preprocessing"].tolist() == list(preps.values())
     full = validate_config(cfg, repo_root / "config" / "schema.yaml")
     plan.check_config(full["metamorphic"], full["zoos"], full["datasets"])
-    small = validate_config(_coco_cfg(repo_root, **{"datasets.mm_coco.options.size": 448}),
+    small = validate_config(_coco_cfg(repo_root, **{"datasets.metamorphic_coco.options.size": 448}),
                             repo_root / "config" / "schema.yaml")
     with pytest.raises(plan.ExperimentError, match="640 px that model 'tresnet_xl'"):
         plan.check_config(small["metamorphic"], small["zoos"], small["datasets"])

@@ -14,7 +14,7 @@ import pytest
 
 from labelfree.metamorphic.report import _fig7
 
-MM = {"rq1": {"base": "box"}, "colourset_main": "c3"}
+METAMORPHIC_CFG = {"rq1": {"base": "box"}, "colourset_main": "c3"}
 
 # (model, id, mr1, mr2, correct) on zoo "unb", base "box", colour set "c3"
 FLAGS = [
@@ -40,17 +40,17 @@ def _images() -> pd.DataFrame:
 def test_fig7_picks_the_inputs_flagged_by_most_models(tmp_path):
     # by hand: id 1 by 3 models; ids 0 and 3 by 2 (m2 on id 0 is incorrect, so it does not
     # count); id 2 by 1; ids 4 and 5 by none (id 5's flags are in other zoo/base/colour rows)
-    df = _fig7(_images(), MM, "unb", {}, tmp_path, top=8)
+    df = _fig7(_images(), METAMORPHIC_CFG, "unb", {}, tmp_path, top=8)
     assert df["id"].tolist() == [1, 0, 3, 2]
     assert df["n_models"].tolist() == [3, 2, 2, 1]
     assert set(df["of_models"]) == {3} and set(df["zoo"]) == {"unb"} and set(df["base"]) == {"box"}
     assert df["area_ratio"].tolist() == pytest.approx([0.1, 0.0, 0.3, 0.2])
     assert (tmp_path / "fig7-all.png").is_file()
     # top-k keeps the first k of that order (the tie 0/3 is broken by id)
-    assert _fig7(_images(), MM, "unb", {}, tmp_path, top=2)["id"].tolist() == [1, 0]
+    assert _fig7(_images(), METAMORPHIC_CFG, "unb", {}, tmp_path, top=2)["id"].tolist() == [1, 0]
 
 
 def test_fig7_is_empty_without_flags_or_zoo(tmp_path):
     quiet = _images().assign(mr1=False, mr2=False)
-    assert _fig7(quiet, MM, "unb", {}, tmp_path).empty
-    assert _fig7(_images(), MM, None, {}, tmp_path).empty
+    assert _fig7(quiet, METAMORPHIC_CFG, "unb", {}, tmp_path).empty
+    assert _fig7(_images(), METAMORPHIC_CFG, None, {}, tmp_path).empty

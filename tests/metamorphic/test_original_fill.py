@@ -201,12 +201,14 @@ def test_paper_configs_give_each_model_its_geometry(repo_root):
     study, zoos, datasets = _coco_paper(repo_root)
     assert study["fill_at"] == "original"
     plan.check_config(study, zoos, datasets)
-    assert plan.base_geometry(study["testsets"]["val_r50"], datasets["mm_coco"]) == (256, "keep")
-    assert plan.base_geometry(study["testsets"]["val"], datasets["mm_coco"]) == (640, "squash")
+    coco = datasets["metamorphic_coco"]
+    assert plan.base_geometry(study["testsets"]["val_r50"], coco) == (256, "keep")
+    assert plan.base_geometry(study["testsets"]["val"], coco) == (640, "squash")
     assert plan.model_aspect("imagenet@256/224") == "keep" and plan.model_aspect("scale01@448") == "squash"
     assert plan.model_aspect("torchvision:ResNet50_Weights.IMAGENET1K_V1") == "keep"
     assert plan.model_aspect("imagenet") is None
-    with pytest.raises(plan.ExperimentError, match="'resnet50_coco' of zoo 'mm_coco_r50'.*keeps the aspect"):
+    with pytest.raises(plan.ExperimentError,
+                       match="'resnet50_coco' of zoo 'metamorphic_coco_r50'.*keeps the aspect"):
         plan.check_config(*_coco_paper(repo_root, **{"metamorphic.testsets.val_r50.aspect": ""}))
     with pytest.raises(plan.ExperimentError, match=r"testsets.val_r50.size: 200 is smaller than the 256 px"):
         plan.check_config(*_coco_paper(repo_root, **{"metamorphic.testsets.val_r50.size": 200}))

@@ -92,9 +92,10 @@ def test_input_sizes_come_from_the_weights_transforms(repo_root):
     assert plan.weights_geometry("torchvision:ResNet50_Weights.IMAGENET1K_V1") == (256, 224)
     assert plan.weights_geometry("imagenet") is None
     study, zoos, datasets = _paper_cfg(repo_root)
-    assert plan.source_size_needed(zoos["mm_imagenet"]["grid"]) == (342, "inception_v3")
+    assert plan.source_size_needed(zoos["metamorphic_imagenet"]["grid"]) == (342, "inception_v3")
     plan.check_config(study, zoos, datasets)  # the shipped paper config passes
-    study, zoos, datasets = _paper_cfg(repo_root, **{"datasets.mm_imagenet.options.size": 256})
+    study, zoos, datasets = _paper_cfg(
+        repo_root, **{"datasets.metamorphic_imagenet.options.size": 256})
     with pytest.raises(plan.ExperimentError, match="342 px that model 'inception_v3'"):
         plan.check_config(study, zoos, datasets)
     study, zoos, datasets = _paper_cfg(repo_root, **{"metamorphic.testsets.val.region": "mask"})

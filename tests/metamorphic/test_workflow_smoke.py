@@ -83,8 +83,9 @@ def test_checks_computed_and_invalid_flags_come_from_defects(metamorphic_smoke):
 def test_follow_up_sets_hold_every_variant(metamorphic_smoke):
     from labelfree.store import read_image_set
 
-    base = read_image_set(metamorphic_smoke / "results" / "testsets" / "mm_unbiased" / "metamorphic-rho09.npz")
-    fol = read_image_set(metamorphic_smoke / "results" / "testsets" / "mm_unbiased" / "metamorphic-rho09-c3.npz")
+    sets = metamorphic_smoke / "results" / "testsets" / "metamorphic_unbiased"
+    base = read_image_set(sets / "metamorphic-rho09.npz")
+    fol = read_image_set(sets / "metamorphic-rho09-c3.npz")
     n = len(base)
     assert len(fol) == 7 * n
     assert (fol.x[:n] == base.x).all()

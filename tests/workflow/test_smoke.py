@@ -87,14 +87,16 @@ def test_every_zoo_has_its_scorecard_or_its_reason(smoke_run):
     assert list(cover.index) == zoos
     status = cover["scorecard"].to_dict()
     assert {z for z, s in status.items() if s == "yes"} == {
-        "digits", "syp", "pace_digits", "laf_tight", "laf_spread", "mm_unbiased"}
+        "digits", "syp", "pace_digits", "laf_tight", "laf_spread", "metamorphic_unbiased"}
     one = {z for z, s in status.items() if s == "estimation only"}
-    assert one == {"alphatrim_backbone", "mm_biased", "mm_shortcut"}  # a one-model zoo skipped
-    assert (cover.loc[sorted(one), "models"] == 1).all()                # again fails here
+    # a one-model zoo skipped again fails here
+    assert one == {"alphatrim_backbone", "metamorphic_biased", "metamorphic_shortcut"}
+    assert (cover.loc[sorted(one), "models"] == 1).all()
     assert cover.loc[sorted(one), "reason"].str.contains("ranking and model selection not "
                                                          "applicable").all()
-    assert status["mm_multilabel"] == "no" and cover.loc["mm_multilabel", "scored_testsets"] == 0
-    assert cover.loc["mm_multilabel", "reason"].startswith("multi-label labels only")
+    assert status["metamorphic_multilabel"] == "no"
+    assert cover.loc["metamorphic_multilabel", "scored_testsets"] == 0
+    assert cover.loc["metamorphic_multilabel", "reason"].startswith("multi-label labels only")
     for zoo in zoos:  # every zoo: its tables and figure
         for name in ("estimation", "ranking", "fewlabel", "best"):
             assert len(read_table(root / "tables" / f"extra-{zoo}-{name}.csv")) > 0, (zoo, name)
@@ -110,16 +112,17 @@ def test_every_zoo_has_its_scorecard_or_its_reason(smoke_run):
         assert (rank["shift"] == "all").all() and rank["note"].str.startswith(ONE_MODEL).all()
         best = read_table(root / "tables" / f"extra-{zoo}-best.csv")
         assert (best["ranker"] == ONE_MODEL).all(), zoo
-    for zoo in ("mm_biased", "mm_shortcut"):  # shifted sets: few-label accuracy error per budget
+    # shifted sets: few-label accuracy error per budget
+    for zoo in ("metamorphic_biased", "metamorphic_shortcut"):
         few = read_table(root / "tables" / f"extra-{zoo}-fewlabel.csv")
         scored = few[few["shift"] == "overall"]
         assert {"ActiveTesting", "SRS+labels"} <= set(scored["method"]), zoo
         assert scored["mae"].notna().all() and scored["regret"].isna().all(), zoo
         assert set(few.loc[few["shift"] == "all", "method"]) == {"ModelPicker"}  # CODA excluded
-    for zoo in ("digits", "laf_tight", "mm_biased"):
+    for zoo in ("digits", "laf_tight", "metamorphic_biased"):
         md = (smoke_run / "results" / "answer" / zoo / "answer.md").read_text()
         assert f"Scorecard (`results/scorecard/tables/extra-{zoo}-best.csv`" in md, zoo
-        what = "best estimator:" if zoo == "mm_biased" else "best estimator and ranker:"
+        what = "best estimator:" if zoo == "metamorphic_biased" else "best estimator and ranker:"
         assert f"over all shifted test sets, {what}" in md, zoo
     assert md.rstrip().endswith(f"Ranking and model selection: {ONE_MODEL} (nothing to rank).")
 
@@ -141,8 +144,8 @@ def test_every_output_follows_the_naming_rule(smoke_run):
     from labelfree.outputs import POOLED, check_name
 
     scopes = {POOLED, "digits", "heads", "synthetic", "laf_tight", "laf_spread", "pace_digits",
-              "syp", "mm_unbiased", "alphatrim_backbone", "mm_biased", "mm_shortcut",
-              "mm_multilabel"}
+              "syp", "metamorphic_unbiased", "alphatrim_backbone", "metamorphic_biased",
+              "metamorphic_shortcut", "metamorphic_multilabel"}
     seen = set()
     for kind, exts in (("tables", {".csv", ".md"}), ("figures", {".png", ".pdf"})):
         for path in sorted((smoke_run / "results").glob(f"*/{kind}/*")):

@@ -39,7 +39,7 @@ TESTSET_GLOBS = (
     "*/pace_*.npz",
     "*/alphatrim-train.npz",
     "syp_*/syp-*.npz",
-    "mm_*/*.npz",
+    "metamorphic_*/*.npz",
 )
 
 

@@ -245,8 +245,8 @@ def rq1_annotation(
             for mr, col, shown in (("MR-1", "mr1", "obj-white"), ("MR-2", "mr2", "bg-white")):
                 flags = g[g[col] & g["correct"]]
                 k = an.cochran(len(flags), z=z, e=e)
-                # the stream's name predates the study's one name; renaming it redraws the sample
-                rng = np.random.default_rng(derive_seed(seed, "mm_rq1", zoo, model, mr))
+                # the stream keeps its former name's draws (labelfree.seeds.FORMER_NAMES)
+                rng = np.random.default_rng(derive_seed(seed, "metamorphic_rq1", zoo, model, mr))
                 pick = np.sort(rng.choice(len(flags), size=k, replace=False)) if k else np.zeros(0, int)
                 sizes.append({"zoo": zoo, "model": model, "base": base, "MR": mr,
                               "acc": float(g["correct"].mean()), "total_flags": len(flags),
