@@ -32,7 +32,12 @@ def test_default_run_plans_one_job_per_zoo_dataset_and_study_step(tmp_path):
     assert bundled, "the default run has no bundled zoo"
     inference = {r: n for r, n in counts.items() if r.startswith("inference_bundle_")}
     assert inference == {f"inference_bundle_{z}_all": 1 for z in bundled}, inference
-    assert counts.get("shifts_testsets") == 1 and "shifts_corruption" not in counts, counts
+    # one shifts job per dataset whose corrupted or natural copies some zoo tests on
+    shifted = {zc["dataset"] for zc in cfg["zoos"].values()
+               if {"corruptions", "natural"} & set(zc.get("testsets", []))}
+    assert len(shifted) > 1, shifted
+    assert counts.get("shifts_testsets") == len(shifted), counts
+    assert "shifts_corruption" not in counts, counts
     analysed = len(cfg["laf"]["zoos"]) + len(cfg["laf"]["clones"])
     assert counts.get("laf_part") == analysed, counts
     assert counts.get("pace_experiments") == 1 and "pace_experiment" not in counts, counts
