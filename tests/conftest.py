@@ -39,22 +39,31 @@ def smoke_run(tmp_path_factory):
         workdir, timeout=2400))  # may share 2 cores with another graph run
 
 
-#: The suite's longest tests, longest first (durations from bench/suite_time.py's report,
-#: docs/test-suite-time.txt). They run first, then the other `slow` tests, then the rest, so
-#: that under pytest-xdist (`-n auto --maxschedchunk 1`, pyproject.toml) no worker is left
+#: The suite's longest tests, in the order they start (durations from bench/suite_time.py's
+#: report, docs/test-suite-time.txt). They run first, then the other `slow` tests, then the rest,
+#: so that under pytest-xdist (`-n auto --maxschedchunk 1`, pyproject.toml) no worker is left
 #: with a long test at the end while the others idle. Only the order changes, never the set.
+#: xdist hands each worker two tests to start with (the first two to one, the next two to the
+#: other), then one at a time: the first worker builds the shared smoke run (`smoke_run`) and
+#: then runs the sigkill test, which starts from a copy of it; meanwhile the other works through
+#: the long tests that need no smoke run, so that no one waits for it; the tests that compare
+#: with the smoke run come after them.
 LONGEST_FIRST = (
-    "tests/workflow/test_reliability.py::test_sigkill",
-    "tests/cluster/test_slurm.py",  # its setup builds the shared smoke run (smoke_run)
-    "tests/metamorphic/test_workflow_smoke.py",
-    "tests/workflow/test_study_rerun.py",  # after smoke_run: reruns four studies on a copy
+    "tests/workflow/test_smoke.py::test_smoke_run_is_complete",  # its setup builds smoke_run
+    "tests/workflow/test_reliability.py::test_sigkill",  # from a copy of smoke_run
+    # no smoke run: the default config's metamorphic study, then runs of their own configs
+    "tests/metamorphic/test_workflow_smoke.py::test_default_run",
     "tests/workflow/test_incremental.py",
     "tests/test_your_zoo_doc.py",
-    "tests/workflow/test_alphatrim_shards.py",
     "tests/workflow/test_clean_only_zoo.py",
     "tests/inference/test_inference_rules.py",
-    "tests/workflow/test_prediction_zoo.py",
     "tests/workflow/test_resources.py",  # dry-runs every paper config (21)
+    "tests/workflow/test_prediction_zoo.py",
+    # after smoke_run
+    "tests/workflow/test_study_rerun.py",  # reruns four studies on a copy
+    "tests/cluster/test_slurm.py",
+    "tests/workflow/test_alphatrim_shards.py",
+    "tests/metamorphic/test_workflow_smoke.py",
 )
 
 

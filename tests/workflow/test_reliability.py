@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -51,7 +52,21 @@ TARGETS = (
 BUNDLES = 4
 
 
-def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(request, tmp_path):
+#: What the copy of the smoke run seeds (results/, relative paths): the digits data and test
+#: sets, and the laf_spread zoo with its inference, which laf_tight's LaF study reads and which
+#: do not depend on laf_tight (the LaF study, the answer and the scorecard are left to the run).
+SEEDED = ("data/digits", "testsets/digits", "zoo/laf_spread", "infer/laf_spread")
+
+
+def _seed(smoke_run: Path, work: Path) -> dict[Path, int]:
+    """Copy SEEDED from the smoke run with their mtimes (copy2); return the copies' mtimes."""
+    for rel in SEEDED:
+        shutil.copytree(smoke_run / "results" / rel, work / "results" / rel)
+    return {p: p.stat().st_mtime_ns for rel in SEEDED for p in (work / "results" / rel).rglob("*")
+            if p.is_file()}
+
+
+def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(smoke_run, tmp_path):
     """SIGKILL snakemake and its running jobs mid-training; the rerun keeps every finished model
     (same mtime) and gives the tables of a clean run (issue 23: a killed job loses its bundle).
 
@@ -64,23 +79,28 @@ def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(request, tmp_pat
     rows equal the bundled run's in tests/cluster/test_slurm.py. laf_spread keeps its one bundle.)
 
     The run asks for what laf_tight feeds (TARGETS: its inference and accuracy table, the LaF
-    study with its spread zoo and clone, its answer and its scorecard), from an empty folder like
-    the clean one (`smoke_run`), and every csv table it writes must equal the clean run's byte
-    for byte: resumption, bundling and the determinism of that part of the graph in one second
-    run. The studies laf_tight does not feed (pace, syp, alphatrim, metamorphic) are left out
-    (issue 22 item 4: suite time): their second run cost more than this whole test now does.
-    That their tables repeat byte for byte is checked by
-    tests/workflow/test_study_rerun.py, which reruns every job of those studies (their test
-    sets included) from the smoke run's zoos and inference, without retraining or inferring.
-    The clean run is asked for only after this run, so that under pytest-xdist another worker
-    can build it meanwhile.
+    study with its spread zoo and clone, its answer and its scorecard) and every csv table it
+    writes must equal the clean run's (`smoke_run`) byte for byte: resumption, bundling and the
+    determinism of that part of the graph in one second run. What laf_tight does not feed into
+    is copied from the clean run instead of built again (SEEDED: the digits data and test sets,
+    the laf_spread zoo and its inference; issue 35: suite time). Their second build was the
+    same code a second time: the training and inference jobs are those of laf_tight run here,
+    and tests/workflow/test_merged_jobs.py builds the digits data and its shifted sets in two
+    folders and compares them array for array. The copies keep their mtimes and have no
+    Snakemake metadata, so nothing reruns them (checked: their mtimes stay), while every rerun
+    trigger stays on for the rest (a finished bundle planned again fails the test). The
+    studies laf_tight does not feed
+    (pace, syp, alphatrim, metamorphic) are left out (issue 22 item 4): that their tables repeat
+    byte for byte is checked by tests/workflow/test_study_rerun.py, which reruns every job of
+    those studies (their test sets included) from the smoke run's zoos and inference, without
+    retraining or inferring.
     """
     cfg = yaml.safe_load(SMOKE_CONFIG.read_text())
     cfg["zoos"]["laf_tight"]["bundle"] = BUNDLES
     cfg_path = tmp_path / "bundled.yaml"
     cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     work = tmp_path / "run"
-    work.mkdir()
+    seeded = _seed(smoke_run, work)
     zoo = work / "results" / "zoo" / "laf_tight"
     proc = subprocess.Popen(
         snakemake_cmd(work, *TARGETS, configfile=cfg_path), start_new_session=True,
@@ -110,13 +130,14 @@ def test_sigkill_midway_then_rerun_incomplete_matches_clean_run(request, tmp_pat
     n_models = 6  # laf_tight in .test/config/config.yaml
     assert len({p.parent for p in kept}) < n_models, "every model was already trained"
     run_snakemake(work, "--unlock", configfile=cfg_path)
-    # generous: under pytest-xdist this run may share 2 cores with the smoke run being built
+    # generous: under pytest-xdist this run may share 2 cores with another worker's graph run
     run_snakemake(work, "--rerun-incomplete", *TARGETS, configfile=cfg_path, timeout=2400)
     assert {p: p.stat().st_mtime_ns for p in kept} == kept, "a finished model was rebuilt"
+    assert {p: p.stat().st_mtime_ns for p in seeded} == seeded, "a seeded file was rebuilt"
     assert len(list(zoo.rglob("meta.json"))) == n_models
     models = sorted(p.parent.name for p in zoo.glob("*/meta.json"))
     assert len(assign_bundles("laf_tight", models, BUNDLES)) > 2, "the premise: 3 bundles"
-    clean, resumed = result_tables(request.getfixturevalue("smoke_run")), result_tables(work)
+    clean, resumed = result_tables(smoke_run), result_tables(work)
     assert {k.split("/")[0] for k in resumed} == {"answer", "infer", "laf", "scorecard"}
     assert resumed.keys() <= clean.keys(), sorted(resumed.keys() - clean.keys())
     differing = [k for k in resumed if clean[k] != resumed[k]]
