@@ -29,7 +29,7 @@ gc.set_threshold(50_000, 20, 10)
 from snakemake.exceptions import WorkflowError
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
-from labelfree.config import ConfigError, check_zoos, validate_config
+from labelfree.config import ConfigError, check_zoos, validate_config_cached
 from labelfree.laf.plan import labelled_zoos
 from labelfree.skips import fixed_zoo_skips
 from labelfree.syp.plan import autocast as syp_autocast
@@ -43,8 +43,14 @@ from labelfree.zoo.sheet import ZooError, build_sheet
 USER_CONFIG = copy.deepcopy(dict(config))
 
 try:
+    # Validated once per config and schema: later parses (a rerun, a dry run) read the result
+    # from .snakemake/ (labelfree.config.validate_config_cached).
     config.update(
-        validate_config(config, Path(workflow.basedir) / "config" / "schema.yaml")
+        validate_config_cached(
+            config,
+            Path(workflow.basedir) / "config" / "schema.yaml",
+            cache=Path(".snakemake", "labelfree", "config.json"),
+        )
     )
     check_zoos(config)
     # Relative paths in a config resolve against its file's folder (the last --configfile;
