@@ -8,14 +8,18 @@ schema file. Errors are one line naming the key, the value and what is allowed.
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 import yaml
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
+
+if TYPE_CHECKING:
+    import jsonschema
+    from referencing import Registry
 
 #: libyaml's parser when PyYAML has it (the schema files load about 10x faster; every `snakemake`
 #: call validates its config), else PyYAML's own; both build the same Python objects.
@@ -30,14 +34,24 @@ class ConfigError(ValueError):
     """A configuration value is invalid; the message is one line naming the key."""
 
 
-def load_schema(schema_path: str | Path) -> tuple[dict[str, Any], Registry]:
-    """Load the root schema and a registry that resolves relative ``$ref`` files beside it."""
+def load_schema(
+    schema_path: str | Path, loaded: list[Path] | None = None
+) -> tuple[dict[str, Any], Registry]:
+    """Load the root schema and a registry that resolves relative ``$ref`` files beside it;
+    every file the registry reads is appended to ``loaded``."""
+    # deferred: jsonschema and referencing take about 0.1 s to import, which a parse whose
+    # config was validated before (validate_config_cached) does not pay
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
     root = Path(schema_path).resolve()
 
     def retrieve(uri: str) -> Resource:
         path = Path(uri.removeprefix("file://"))
         if not path.is_absolute():
             path = root.parent / path
+        if loaded is not None:
+            loaded.append(path)
         return Resource.from_contents(_load_yaml(path), DRAFT202012)
 
     schema = _load_yaml(root)
@@ -99,12 +113,18 @@ def _fill_defaults(instance: Any, schema: dict[str, Any], resolver: Any) -> None
                 _fill_defaults(value, extra, resolver)
 
 
-def validate_config(config: dict[str, Any], schema_path: str | Path) -> dict[str, Any]:
-    """Return a validated deep copy of ``config`` with schema defaults filled in.
+def validate_config(
+    config: dict[str, Any], schema_path: str | Path, loaded: list[Path] | None = None
+) -> dict[str, Any]:
+    """Return a validated deep copy of ``config`` with schema defaults filled in (the schema
+    files read are appended to ``loaded``).
 
     Raises ConfigError naming every bad or missing key at once (one line each, joined).
     """
-    schema, registry = load_schema(schema_path)
+    # deferred: see load_schema
+    import jsonschema
+
+    schema, registry = load_schema(schema_path, loaded)
     cfg = copy.deepcopy(dict(config))
     resolver = registry.resolver(base_uri=schema["$id"]).lookup(schema["$id"]).resolver
     _fill_defaults(cfg, schema, resolver)
@@ -119,6 +139,58 @@ def validate_config(config: dict[str, Any], schema_path: str | Path) -> dict[str
         raise ConfigError(problems[0])
     if problems:  # all of them at once: a user fixes a config in one pass, not one per run
         raise ConfigError(f"{len(problems)} problems: " + "; ".join(problems))
+    return cfg
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _config_key(config: Mapping[str, Any]) -> str:
+    """The config's digest, with the code that validates it (this module)."""
+    text = json.dumps(config, sort_keys=True, default=repr)
+    return _digest(text.encode() + Path(__file__).read_bytes())
+
+
+def _read_files(paths: list[str]) -> dict[str, str] | None:
+    """Each path's content digest; None when one cannot be read."""
+    try:
+        return {p: _digest(Path(p).read_bytes()) for p in paths}
+    except OSError:
+        return None
+
+
+def validate_config_cached(
+    config: dict[str, Any], schema_path: str | Path, cache: str | Path
+) -> dict[str, Any]:
+    """:func:`validate_config`, skipped when ``cache`` (a json file) holds the validated copy of
+    the same config against the same schema files (their contents) by the same code.
+
+    Every parse of the workflow validates its config; a rerun with nothing to do saves the
+    validation and the import of jsonschema (about 0.3 s of CPU). A config that fails is never
+    cached, so its errors are raised on every parse; a validated config that JSON cannot hold
+    exactly (tuples, non-string keys) is not cached either.
+    """
+    cpath = Path(cache)
+    key = _config_key(config)
+    try:
+        obj = json.loads(cpath.read_text())
+        if obj["key"] == key and _read_files(list(obj["schema"])) == obj["schema"]:
+            return obj["config"]
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    loaded: list[Path] = []
+    cfg = validate_config(config, schema_path, loaded)
+    files = _read_files([str(Path(schema_path).resolve()), *map(str, loaded)])
+    text = json.dumps({"key": key, "schema": files, "config": cfg})
+    if files is not None and json.loads(text)["config"] == cfg:
+        try:
+            cpath.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cpath.with_name(f".{cpath.name}.{os.getpid()}.tmp")
+            tmp.write_text(text)
+            tmp.replace(cpath)  # atomic: parallel parses read the old file or the new one
+        except OSError:
+            pass
     return cfg
 
 
@@ -156,6 +228,10 @@ def schema_rows(schema_path: str | Path) -> list[tuple[str, str, str, str]]:
 
     Objects with free-form names (datasets, zoos) appear as ``datasets.<name>.source``.
     """
+    # deferred: see load_schema
+    from referencing import Resource
+    from referencing.jsonschema import DRAFT202012
+
     schema, registry = load_schema(schema_path)
     registry = registry.with_resource(schema["$id"], Resource.from_contents(schema, DRAFT202012))
     root_resolver = registry.resolver(base_uri=schema["$id"])

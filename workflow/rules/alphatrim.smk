@@ -59,9 +59,9 @@ rule alphatrim_train_testset:
         "../../envs/labelfree.yaml"
     threads: 1
     resources:
-        # a copy of the split: the dataset's request, as its `id` test set (data.smk)
+        # a copy of the split: its dataset's memory, a light job's runtime (common.smk)
         mem_mb=lambda wc: DATASETS[wc.dataset]["mem_mb"],
-        runtime=lambda wc: DATASETS[wc.dataset]["runtime"],
+        runtime=LIGHT_RESOURCES["runtime"],
     script:
         "../scripts/alphatrim_train_testset.py"
 
@@ -84,6 +84,7 @@ rule alphatrim_zoo_block:
         "../../envs/labelfree.yaml"
     threads: 1
     resources:
+        **HEAVY,
         mem_mb=AT["mem_mb"],
         runtime=AT["runtime"],
         gpu=lambda wc: int(at_trains_on_gpu(AT_EXPS[wc.experiment])),
@@ -119,6 +120,7 @@ rule alphatrim_zoo:
         "../../envs/labelfree.yaml"
     threads: 1
     resources:
+        **HEAVY,
         mem_mb=AT["mem_mb"],
         runtime=AT["runtime"],
         # merging shards needs no GPU
@@ -154,6 +156,7 @@ rule alphatrim_analyse:
         "../../envs/labelfree.yaml"
     threads: AT["threads"]
     resources:
+        **HEAVY,
         mem_mb=AT["mem_mb"],
         runtime=AT["runtime"],
     params:

@@ -59,6 +59,7 @@ rule answer:
         "../../envs/labelfree.yaml"
     threads: 1
     resources:
+        **HEAVY,
         mem_mb=4000,
         runtime=30,
     params:

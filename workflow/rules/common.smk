@@ -29,7 +29,7 @@ gc.set_threshold(50_000, 20, 10)
 from snakemake.exceptions import WorkflowError
 from snakemake_interface_executor_plugins.settings import DeploymentMethod
 
-from labelfree.config import ConfigError, check_zoos, validate_config
+from labelfree.config import ConfigError, check_zoos, validate_config_cached
 from labelfree.laf.plan import labelled_zoos
 from labelfree.skips import fixed_zoo_skips
 from labelfree.syp.plan import autocast as syp_autocast
@@ -43,8 +43,14 @@ from labelfree.zoo.sheet import ZooError, build_sheet
 USER_CONFIG = copy.deepcopy(dict(config))
 
 try:
+    # Validated once per config and schema: later parses (a rerun, a dry run) read the result
+    # from .snakemake/ (labelfree.config.validate_config_cached).
     config.update(
-        validate_config(config, Path(workflow.basedir) / "config" / "schema.yaml")
+        validate_config_cached(
+            config,
+            Path(workflow.basedir) / "config" / "schema.yaml",
+            cache=Path(".snakemake", "labelfree", "config.json"),
+        )
     )
     check_zoos(config)
     # Relative paths in a config resolve against its file's folder (the last --configfile;
@@ -152,10 +158,15 @@ wildcard_constraints:
     group=r"[A-Za-z0-9][A-Za-z0-9_.+-]*",
 
 
-# What a job that only copies, tabulates or plots asks a cluster for (reports, tables, the copy
-# of a split as a test set sized by its dataset's own request instead): never a study's runtime
-# or memory, which are sized for its training and analysis jobs (docs/cluster.md, "Job sizes").
+# Resource requests (docs/cluster.md, "Sizing jobs"). A job with heavy work (training,
+# inference, downloading or preparing a dataset, a study's computation) asks for what its config
+# sizes it to and says so with `**HEAVY` among its resources. Every other job (a copy, a table,
+# a figure, a report, bookkeeping) asks for at most LIGHT_RESOURCES, never a study's runtime or
+# memory; a copy of a split holds the split, so it asks for its dataset's memory instead.
 LIGHT_RESOURCES = {"mem_mb": 2000, "runtime": 30}
+# The mark of a heavy job: a resource no scheduler limits unless told to (`--resources heavy=N`
+# would run at most N heavy jobs at once); the resource test reads it from a dry run.
+HEAVY = {"heavy": 1}
 
 
 def alternatives(names):

@@ -37,6 +37,7 @@ rule data_download:
         "../../envs/labelfree.yaml"
     threads: 1
     resources:
+        **HEAVY,
         mem_mb=lambda wc: DATASETS[wc.dataset]["mem_mb"],
         runtime=lambda wc: DATASETS[wc.dataset]["runtime"],
     params:
@@ -57,6 +58,7 @@ rule data_download_corrupted:
         "../../envs/labelfree.yaml"
     threads: 1
     resources:
+        **HEAVY,
         mem_mb=500,
         runtime=120,
     params:
@@ -85,6 +87,7 @@ for _ds, _dcfg in DATASETS.items():
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
+            **HEAVY,
             mem_mb=_dcfg["mem_mb"],
             runtime=_dcfg["runtime"],
         params:
@@ -112,6 +115,6 @@ rule testset_id:
     threads: 1
     resources:
         mem_mb=lambda wc: DATASETS[wc.dataset]["mem_mb"],
-        runtime=lambda wc: DATASETS[wc.dataset]["runtime"],
+        runtime=LIGHT_RESOURCES["runtime"],
     script:
         "../scripts/data_testset_id.py"

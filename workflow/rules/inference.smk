@@ -69,6 +69,7 @@ rule inference_model:
         "../../envs/labelfree.yaml"
     threads: INFER["threads"]
     resources:
+        **HEAVY,
         mem_mb=INFER["mem_mb"],
         runtime=INFER["runtime"],
         gpu=1 if INFER["device"] == "cuda" else 0,
@@ -107,6 +108,7 @@ for _zoo, _bundles in ZOO_BUNDLES.items():
                     "../../envs/labelfree.yaml"
                 threads: INFER["threads"]
                 resources:
+                    **HEAVY,
                     mem_mb=INFER["mem_mb"],
                     runtime=INFER["runtime"],
                     gpu=1 if INFER["device"] == "cuda" else 0,
@@ -131,6 +133,7 @@ rule inference_import:
         "../../envs/labelfree.yaml"
     threads: 1
     resources:
+        **HEAVY,
         mem_mb=lambda w: ZOOS[w.zoo]["mem_mb"],
         runtime=10,
     params:
@@ -159,6 +162,7 @@ for _zoo, _bundles in PRED_BUNDLES.items():
                     "../../envs/labelfree.yaml"
                 threads: 1
                 resources:
+                    **HEAVY,
                     mem_mb=ZOOS[_zoo]["mem_mb"],
                     runtime=10,
                 params:
@@ -182,8 +186,7 @@ for _zoo, _bundles in PRED_BUNDLES.items():
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
-            mem_mb=ZOOS[_zoo]["mem_mb"],
-            runtime=10,
+            **LIGHT_RESOURCES,
         params:
             testsets=PRED_ZOOS[_zoo].testsets,
             label_files=PRED_ZOOS[_zoo].label_files,

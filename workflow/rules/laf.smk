@@ -60,6 +60,7 @@ rule laf_part:
         "../../envs/labelfree.yaml"
     threads: LAF["threads"]
     resources:
+        **HEAVY,
         mem_mb=LAF["mem_mb"],
         runtime=LAF["runtime"],
     params:
@@ -107,8 +108,7 @@ rule laf_tables:
         "../../envs/labelfree.yaml"
     threads: 1
     resources:
-        mem_mb=LAF["mem_mb"],
-        runtime=30,
+        **LIGHT_RESOURCES,
     params:
         zoos=laf_analysed(),
         # each zoo's part files and its test sets in the order of one job analysing them all

@@ -76,6 +76,7 @@ for _ds in DATASETS:
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
+            **HEAVY,
             mem_mb=METAMORPHIC["mem_mb"],
             runtime=30,
         params:
@@ -118,6 +119,7 @@ for _zoo, _zc in METAMORPHIC["zoos"].items():
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
+            **HEAVY,
             mem_mb=METAMORPHIC["mem_mb"],
             runtime=30,
         params:
@@ -177,8 +179,7 @@ rule metamorphic_report:
         "../../envs/labelfree.yaml"
     threads: 1
     resources:
-        mem_mb=METAMORPHIC["mem_mb"],
-        runtime=30,
+        **LIGHT_RESOURCES,
     params:
         metamorphic=METAMORPHIC,
         gallery=metamorphic_gallery_inputs(),

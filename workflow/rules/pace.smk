@@ -35,6 +35,7 @@ if PACE.enabled:
                 "../../envs/labelfree.yaml"
             threads: 1
             resources:
+                **HEAVY,
                 mem_mb=PACE.cfg["mem_mb"],
                 runtime=PACE.cfg["runtime"],
             params:
@@ -55,6 +56,7 @@ if PACE.enabled:
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
+            **HEAVY,
             mem_mb=PACE.cfg["mem_mb"],
             runtime=PACE.cfg["runtime"],
         params:
@@ -81,6 +83,7 @@ if PACE.enabled:
             "../../envs/labelfree.yaml"
         threads: PACE.cfg["threads"]
         resources:
+            **HEAVY,
             mem_mb=PACE.cfg["mem_mb"],
             runtime=PACE.cfg["runtime"],
         params:
@@ -117,6 +120,7 @@ if PACE.enabled:
             "../../envs/labelfree.yaml"
         threads: PACE.cfg["threads"]
         resources:
+            **HEAVY,
             mem_mb=PACE.cfg["mem_mb"],
             runtime=PACE.cfg["runtime"],
         params:
@@ -140,9 +144,9 @@ if PACE.enabled:
                 "../../envs/labelfree.yaml"
             threads: 1
             resources:
-                # a subsample of the split: the dataset's request (data.smk)
+                # a subsample of the split: its dataset's memory, a light job's runtime
                 mem_mb=DATASETS[PACE.dataset]["mem_mb"],
-                runtime=DATASETS[PACE.dataset]["runtime"],
+                runtime=LIGHT_RESOURCES["runtime"],
             params:
                 seed=SEED,
                 subsample=PACE.cov["train_subsample"],
@@ -174,6 +178,7 @@ if PACE.enabled:
                 "../../envs/labelfree.yaml"
             threads: PACE.cfg["threads"]
             resources:
+                **HEAVY,
                 mem_mb=PACE.cfg["mem_mb"],
                 runtime=PACE.cfg["runtime"],
             params:
@@ -202,6 +207,7 @@ if PACE.enabled:
                 "../../envs/labelfree.yaml"
             threads: PACE.cfg["threads"]
             resources:
+                **HEAVY,
                 mem_mb=PACE.cfg["mem_mb"],
                 runtime=PACE.cfg["runtime"],
             params:
@@ -229,6 +235,7 @@ if PACE.enabled:
                 "../../envs/labelfree.yaml"
             threads: PACE.cfg["threads"]
             resources:
+                **HEAVY,
                 mem_mb=PACE.cfg["mem_mb"],
                 runtime=PACE.cfg["runtime"],
             params:

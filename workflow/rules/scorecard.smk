@@ -108,6 +108,7 @@ rule scorecard:
         "../../envs/labelfree.yaml"
     threads: 1
     resources:
+        **HEAVY,
         mem_mb=6000,
         runtime=60,
     params:

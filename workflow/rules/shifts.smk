@@ -43,6 +43,7 @@ if SHIFTS["jobs"] == "dataset" and (SHIFTS["corruptions"] or SHIFTS["natural"]):
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
+            **HEAVY,
             mem_mb=SHIFTS["mem_mb"],
             runtime=SHIFTS["runtime"],
         params:
@@ -79,6 +80,7 @@ else:
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
+            **HEAVY,
             mem_mb=SHIFTS["mem_mb"],
             runtime=SHIFTS["runtime"],
         params:
@@ -110,6 +112,7 @@ else:
                 "../../envs/labelfree.yaml"
             threads: 1
             resources:
+                **HEAVY,
                 mem_mb=SHIFTS["mem_mb"],
                 runtime=SHIFTS["runtime"],
             params:
@@ -149,8 +152,7 @@ rule shifts_examples:
         "../../envs/labelfree.yaml"
     threads: 1
     resources:
-        mem_mb=SHIFTS["mem_mb"],
-        runtime=SHIFTS["runtime"],
+        **LIGHT_RESOURCES,
     params:
         corruptions=SHIFTS["corruptions"],
         severities=SHIFTS["severities"],

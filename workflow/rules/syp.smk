@@ -52,6 +52,7 @@ if SYP.zoo in ZOOS:
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
+            **HEAVY,
             mem_mb=SYP.cfg["mem_mb"],
             runtime=SYP.cfg["runtime"],
         params:
@@ -82,6 +83,7 @@ if SYP.zoo in ZOOS:
             "../../envs/labelfree.yaml"
         threads: 1
         resources:
+            **HEAVY,
             mem_mb=SYP.cfg["mem_mb"],
             runtime=SYP.cfg["runtime"],
         params:
@@ -111,6 +113,7 @@ if SYP.zoo in ZOOS:
             "../../envs/labelfree.yaml"
         threads: SYP.cfg["threads"]
         resources:
+            **HEAVY,
             mem_mb=SYP.cfg["mem_mb"],
             runtime=SYP.cfg["runtime"],
         params:

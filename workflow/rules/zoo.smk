@@ -28,6 +28,7 @@ rule zoo_model:
         "../../envs/labelfree.yaml"
     threads: lambda w: ZOOS[w.zoo]["threads"]
     resources:
+        **HEAVY,
         mem_mb=lambda w: ZOOS[w.zoo]["mem_mb"],
         runtime=lambda w: ZOOS[w.zoo]["runtime"],
         gpu=lambda w: zoo_job_gpus(w.zoo, [w.model]),
@@ -60,6 +61,7 @@ for _zoo, _bundles in ZOO_BUNDLES.items():
                 "../../envs/labelfree.yaml"
             threads: _cfg["threads"]
             resources:
+                **HEAVY,
                 mem_mb=_cfg["mem_mb"],
                 runtime=_cfg["runtime"],
                 gpu=zoo_job_gpus(_zoo, _models),
