@@ -61,7 +61,7 @@ def test_dry_run_imports_nothing_heavy(tmp_path, configfile):
 #: labelfree.syp.run's chain (oracle, baselines) or labelfree.alphatrim.run's chain
 #: (zoo.batched) fails this.
 TORCH_FREE_SCRIPTS = (
-    "inference_accuracy", "syp_tables", "syp_indicators", "syp_testsets", "alphatrim_analyse",
+    "inference_accuracy", "syp_tables", "syp_oracle", "syp_testsets", "alphatrim_analyse",
     "alphatrim_report", "laf_part", "laf_tables", "pace_experiment", "scorecard_zoo",
     "answer_zoo", "summary",
 )

@@ -25,7 +25,7 @@ FINAL_JOBS = (
     "pace_report",  # the pace subjects, experiments and their tables and figures
     "pace_cross_dataset",
     "results/pace/tables/table12-pace_digits.csv",  # pace_css_cov (wildcard {zoo})
-    "syp_tables",  # syp_indicators and syp_oracle per classifier, then the tables
+    "syp_tables",  # syp_oracle per classifier (indicators, then oracles), then the tables
     "alphatrim_report",  # alphatrim_zoo (trains the seed regimes) and alphatrim_analyse
     "metamorphic_report",  # metamorphic_verdicts per dataset, then the tables
 )

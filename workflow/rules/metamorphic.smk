@@ -3,8 +3,8 @@
 #                                   re-renders as test sets of every dataset whose zoos list a
 #                                   metamorphic_* group (one job)
 #   (spine)                         inference runs every model on them (one job per bundle and group)
-#   metamorphic_verdicts_<zoo>      oracles + majority vote per model, base and colour set (one job
-#                                   per zoo)
+#   metamorphic_verdicts            oracles + majority vote per model, base and colour set, every
+#                                   zoo in turn (one job; a log per zoo)
 #   metamorphic_report              tables, figures and checks A-H for RQ1-RQ6 (one job)
 
 
@@ -99,22 +99,27 @@ for _ds in DATASETS:
             "../scripts/metamorphic_testsets.py"
 
 
-for _zoo, _zc in METAMORPHIC["zoos"].items():
+if METAMORPHIC["zoos"]:
 
-    rule:
-        name:
-            f"metamorphic_verdicts_{_zoo}"
+    rule metamorphic_verdicts:
         input:
-            bases=[
-                metamorphic_base_path(zoo_dataset(_zoo), b)
-                for b in metamorphic_zoo_bases(_zoo)
+            bases=sorted(
+                {
+                    metamorphic_base_path(zoo_dataset(z), b)
+                    for z in METAMORPHIC["zoos"]
+                    for b in metamorphic_zoo_bases(z)
+                }
+            ),
+            infer=[
+                p for z in METAMORPHIC["zoos"] for _, _, p in metamorphic_zoo_infer(z)
             ],
-            infer=[p for _, _, p in metamorphic_zoo_infer(_zoo)],
         output:
-            summary=metamorphic_raw(_zoo, "summary.csv"),
-            verdicts=metamorphic_raw(_zoo, "verdicts.csv.gz"),
+            summary=[metamorphic_raw(z, "summary.csv") for z in METAMORPHIC["zoos"]],
+            verdicts=[
+                metamorphic_raw(z, "verdicts.csv.gz") for z in METAMORPHIC["zoos"]
+            ],
         log:
-            f"logs/metamorphic/verdicts_{_zoo}.log",
+            [f"logs/metamorphic/verdicts_{z}.log" for z in METAMORPHIC["zoos"]],
         conda:
             "../../envs/labelfree.yaml"
         threads: 1
@@ -123,17 +128,7 @@ for _zoo, _zc in METAMORPHIC["zoos"].items():
             mem_mb=METAMORPHIC["mem_mb"],
             runtime=30,
         params:
-            zoo=_zoo,
-            role=_zc["role"],
-            sheet=ZOO_SHEETS[_zoo][["model", "width", "epochs", "seed"]].to_dict(
-                "records"
-            ),
-            bases={b: METAMORPHIC_BASES[b] for b in metamorphic_zoo_bases(_zoo)},
-            base_paths={
-                b: metamorphic_base_path(zoo_dataset(_zoo), b)
-                for b in metamorphic_zoo_bases(_zoo)
-            },
-            infer=metamorphic_zoo_infer(_zoo),
+            zoos=[metamorphic_verdicts_params(z) for z in METAMORPHIC["zoos"]],
             metamorphic=METAMORPHIC,
         script:
             "../scripts/metamorphic_verdicts.py"

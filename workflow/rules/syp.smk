@@ -2,8 +2,8 @@
 #   syp_testsets      meta-sets, validation sets, the train-split copy and rotated copies, as test
 #                     sets of the zoo's dataset (one job)
 #   (spine)           inference runs every model on them: logits + penultimate features
-#   syp_indicators    six indicators + baseline scores and predictions, per classifier (one job each)
-#   syp_oracle        every oracle variant (Tables 1-5), all seeds, per classifier (one job each)
+#   syp_oracle        per classifier (one job each, a log per step): six indicators + baseline
+#                     scores and predictions, then every oracle variant (Tables 1-5), all seeds
 #   syp_tables        Tables 1-5, tau selection, predictions and figures (one job)
 #
 # labelfree.syp.plan: names, outputs and checks, import-light (parsing imports it on every run).
@@ -62,7 +62,7 @@ if SYP.zoo in ZOOS:
         script:
             "../scripts/syp_testsets.py"
 
-    rule syp_indicators:
+    rule syp_oracle:
         input:
             infer=lambda w: [infer_path(SYP.zoo, n, w.model) for n in SYP.infer_sets],
             testsets=[testset_path(_SYP_DS, n) for n in SYP.kinds],
@@ -70,41 +70,17 @@ if SYP.zoo in ZOOS:
             id_testset=testset_path(_SYP_DS, "id"),
         output:
             npz=f"{SYP.raw}/{{model}}/indicators.npz",
-            json=f"{SYP.raw}/{{model}}/indicators.json",
+            indicators_json=f"{SYP.raw}/{{model}}/indicators.json",
             baselines=f"{SYP.raw}/{{model}}/baselines.csv",
             baselines_md=f"{SYP.raw}/{{model}}/baselines.md",
-        log:
-            "logs/syp/indicators_{model}.log",
-        benchmark:
-            "benchmarks/syp/indicators_{model}.tsv"
-        wildcard_constraints:
-            model=syp_plan.alternatives(_SYP_MODELS),
-        conda:
-            "../../envs/labelfree.yaml"
-        threads: 1
-        resources:
-            **HEAVY,
-            mem_mb=SYP.cfg["mem_mb"],
-            runtime=SYP.cfg["runtime"],
-        params:
-            cfg=SYP.parts["indicators"],
-            seed=SEED,
-            names=SYP.infer_sets,
-            kinds=SYP.kinds,
-        script:
-            "../scripts/syp_indicators.py"
-
-    rule syp_oracle:
-        input:
-            f"{SYP.raw}/{{model}}/indicators.npz",
-        output:
             q=[f"{SYP.raw}/{{model}}/oracle_{v}.npz" for v in SYP.variants],
             weights=[
                 f"{SYP.raw}/{{model}}/oracle_{v}.safetensors" for v in SYP.variants
             ],
             json=[f"{SYP.raw}/{{model}}/oracle_{v}.json" for v in SYP.variants],
         log:
-            "logs/syp/oracle_{model}.log",
+            indicators="logs/syp/indicators_{model}.log",
+            oracle="logs/syp/oracle_{model}.log",
         benchmark:
             "benchmarks/syp/oracle_{model}.tsv"
         wildcard_constraints:
@@ -117,7 +93,10 @@ if SYP.zoo in ZOOS:
             mem_mb=SYP.cfg["mem_mb"],
             runtime=SYP.cfg["runtime"],
         params:
+            indicators=SYP.parts["indicators"],
             cfg=SYP.parts["oracle"],
+            names=SYP.infer_sets,
+            kinds=SYP.kinds,
             variants=SYP.variants,
             seeds=SYP.cfg["seeds"],
             seed=SEED,

@@ -1,6 +1,6 @@
 """The study's computations over artefacts, what the workflow scripts call: the follow-up test
 sets of a dataset (:func:`write_testsets`, rule ``metamorphic_testsets_<dataset>``) and the
-verdicts of every model of a zoo (:func:`zoo_verdicts`, rule ``metamorphic_verdicts_<zoo>``);
+verdicts of every model of a zoo (:func:`zoo_verdicts`, rule ``metamorphic_verdicts``, zoo by zoo);
 the tables, figures and checks are :mod:`labelfree.metamorphic.report`'s.
 
 Test-set names (results/testsets/{dataset}/..., :mod:`labelfree.metamorphic.plan`):
@@ -508,7 +508,7 @@ def _write_original_part(
 
 
 # --------------------------------------------------------------------------------------------
-# verdicts (rule metamorphic_verdicts_<zoo>)
+# verdicts (rule metamorphic_verdicts, one zoo after the other)
 # --------------------------------------------------------------------------------------------
 
 

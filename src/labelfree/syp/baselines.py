@@ -84,8 +84,8 @@ def fit_rotation_head(feats_by_angle: np.ndarray, seed: int = 0, c: float = 1.0)
     """Train the rotation head on the classifier's training set, all four rotations, cross-entropy,
     backbone frozen (our reading for the kit's undocumented heads: docs/syp.md, reading R9)."""
     # deferred: scikit-learn takes seconds to import (5-7 s on the shared 2-core machine); only
-    # the syp_indicators job fits a head, syp_tables and the scorecard import this module
-    # without it
+    # the indicator step of the syp_oracle job fits a head, syp_tables and the scorecard import
+    # this module without it
     from sklearn.linear_model import LogisticRegression
 
     n = len(feats_by_angle) // 4

@@ -251,7 +251,7 @@ def run_variants(
     Validation labels are never seen here: only meta-set rows train the oracle.
     """
     # deferred: torch takes seconds to import (12-14 s on the shared 2-core machine); only the
-    # syp_oracle job trains, syp_testsets, syp_indicators and syp_tables import this module
+    # oracle step of the syp_oracle job trains, syp_testsets and syp_tables import this module
     # without it
     from labelfree.syp.oracle import (
         count_parameters,

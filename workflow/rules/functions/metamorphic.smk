@@ -51,6 +51,22 @@ def metamorphic_zoo_infer(zoo):
     return out
 
 
+def metamorphic_verdicts_params(zoo):
+    """What metamorphic_verdicts needs of one zoo (labelfree.metamorphic.run.zoo_verdicts)."""
+    zc = METAMORPHIC["zoos"][zoo]
+    bases = metamorphic_zoo_bases(zoo)
+    return {
+        "zoo": zoo,
+        "role": zc["role"],
+        "sheet": ZOO_SHEETS[zoo][["model", "width", "epochs", "seed"]].to_dict(
+            "records"
+        ),
+        "bases": {b: METAMORPHIC_BASES[b] for b in bases},
+        "base_paths": {b: metamorphic_base_path(zoo_dataset(zoo), b) for b in bases},
+        "infer": metamorphic_zoo_infer(zoo),
+    }
+
+
 def metamorphic_raw(zoo, what):
     return f"results/metamorphic/raw/{zoo}/{what}"
 
