@@ -175,22 +175,23 @@ def accuracy_in_inference(zoo):
 
 
 def accuracy_outputs(zoo):
-    """The accuracy table and heatmap of ``zoo`` (a name or the `{zoo}` wildcard)."""
+    """The accuracy table and heatmap of ``zoo`` (a name or the `{zoo}` wildcard; each path a
+    plain literal, as the rule files spell their outputs)."""
     return {
         "csv": report(
-            f"results/infer/{zoo}/accuracy.csv",
+            "results/infer/{zoo}/accuracy.csv".format(zoo=zoo),
             caption="../report/inference/accuracy_table.rst",
             category="spine",
             subcategory="accuracy",
         ),
-        "md": f"results/infer/{zoo}/accuracy.md",
+        "md": "results/infer/{zoo}/accuracy.md".format(zoo=zoo),
         "png": report(
-            f"results/infer/{zoo}/accuracy.png",
+            "results/infer/{zoo}/accuracy.png".format(zoo=zoo),
             caption="../report/inference/accuracy_heatmap.rst",
             category="spine",
             subcategory="accuracy",
         ),
-        "pdf": f"results/infer/{zoo}/accuracy.pdf",
+        "pdf": "results/infer/{zoo}/accuracy.pdf".format(zoo=zoo),
     }
 
 
