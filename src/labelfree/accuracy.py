@@ -16,7 +16,13 @@ import numpy as np
 import pandas as pd
 
 from labelfree import plots
-from labelfree.store import load_json, read_labels, read_logits, save_figure, save_table
+from labelfree.store import (
+    load_json,
+    open_inference_files,
+    read_labels,
+    save_figure,
+    save_table,
+)
 
 
 class AccuracyError(ValueError):
@@ -35,10 +41,19 @@ def accuracy_long(
 
     Single-label sets: top-1 accuracy. Multi-hot labels: exact-match accuracy at logit 0.
     """
+    with open_inference_files() as read:  # a group file holds many sets: opened once
+        return _accuracy_rows(models, testsets, infer_paths, label_paths, read)
+
+
+def _accuracy_rows(
+    models: Sequence[str], testsets: Sequence[str], infer_paths: Sequence[Sequence[str | Path]],
+    label_paths: Sequence[str | Path], read: Any,
+) -> Any:
+    """:func:`accuracy_long`'s table, reading logits with ``read(path, testset)``."""
     rows = []
     for j, ts in enumerate(testsets):
         y = read_labels(label_paths[j])
-        logits_of = [read_logits(infer_paths[i][j], ts) for i in range(len(models))]
+        logits_of = [read(infer_paths[i][j], ts) for i in range(len(models))]
         if y is not None and y.ndim == 1 and len(y):
             _check_label_range(y, logits_of, models, [p[j] for p in infer_paths], label_paths[j])
         for i, m in enumerate(models):

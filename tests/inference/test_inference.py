@@ -16,7 +16,14 @@ from labelfree.inference import (
     predict,
     predict_dir,
 )
-from labelfree.store import read_features, read_logits, write_image_set
+from labelfree.store import (
+    ArtefactError,
+    open_inference_files,
+    read_features,
+    read_logits,
+    write_image_set,
+    write_inference,
+)
 from labelfree.zoo.arch import build_model
 from labelfree.zoo.io import save_model
 from labelfree.zoo.preprocess import PreprocessError, preprocess
@@ -194,3 +201,18 @@ def test_mismatched_outputs_are_an_error(tmp_path):
         infer_group([tmp_path / "a"], [("s", tmp_path / "s.npz")], [])
     with pytest.raises(InferenceError, match="at least one test set"):
         infer_group([tmp_path / "a"], [], [tmp_path / "o.npz"])
+
+
+def test_open_inference_files_reads_what_read_logits_reads(tmp_path):
+    """The accuracy table's reader keeps files open: same arrays, same errors as read_logits
+    (a cache keyed wrongly would hand one set's logits for another)."""
+    rng = np.random.default_rng(0)
+    sets = {t: {"logits": rng.normal(size=(5, 3)).astype(np.float32)} for t in ("a", "b")}
+    write_inference(tmp_path / "g.npz", sets)
+    with open_inference_files() as read:
+        for t in ("b", "a", "b"):
+            assert read(tmp_path / "g.npz", t).tobytes() == read_logits(tmp_path / "g.npz", t).tobytes()
+        with pytest.raises(ArtefactError, match="no test set 'c'"):
+            read(tmp_path / "g.npz", "c")
+        with pytest.raises(ArtefactError, match="file not found"):
+            read(tmp_path / "none.npz", "a")
