@@ -1,4 +1,5 @@
-"""Accuracy of a zoo on its test sets, read from the inference artefacts (rule accuracy_table).
+"""Accuracy of a zoo on its test sets, read from the inference artefacts (rule accuracy_table,
+or the zoo's inference job where one job infers the whole zoo: workflow/rules/inference.smk).
 
 Kept apart from :mod:`labelfree.inference` so that the accuracy job imports neither torch nor
 the models: a job's interpreter start is most of its cost on small zoos.
@@ -6,7 +7,8 @@ the models: a job's interpreter start is most of its cost on small zoos.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,13 @@ import numpy as np
 import pandas as pd
 
 from labelfree import plots
-from labelfree.store import read_labels, read_logits
+from labelfree.store import (
+    load_json,
+    open_inference_files,
+    read_labels,
+    save_figure,
+    save_table,
+)
 
 
 class AccuracyError(ValueError):
@@ -33,10 +41,19 @@ def accuracy_long(
 
     Single-label sets: top-1 accuracy. Multi-hot labels: exact-match accuracy at logit 0.
     """
+    with open_inference_files() as read:  # a group file holds many sets: opened once
+        return _accuracy_rows(models, testsets, infer_paths, label_paths, read)
+
+
+def _accuracy_rows(
+    models: Sequence[str], testsets: Sequence[str], infer_paths: Sequence[Sequence[str | Path]],
+    label_paths: Sequence[str | Path], read: Any,
+) -> Any:
+    """:func:`accuracy_long`'s table, reading logits with ``read(path, testset)``."""
     rows = []
     for j, ts in enumerate(testsets):
         y = read_labels(label_paths[j])
-        logits_of = [read_logits(infer_paths[i][j], ts) for i in range(len(models))]
+        logits_of = [read(infer_paths[i][j], ts) for i in range(len(models))]
         if y is not None and y.ndim == 1 and len(y):
             _check_label_range(y, logits_of, models, [p[j] for p in infer_paths], label_paths[j])
         for i, m in enumerate(models):
@@ -120,3 +137,32 @@ def accuracy_heatmap(wide: Any, testsets: Sequence[str], title: str = "") -> Any
     if title:
         ax.set_title(title)
     return fig
+
+
+def write_accuracy_table(
+    zoo: str,
+    models: Sequence[str],
+    testsets: Sequence[str],
+    groups: Mapping[str, str],
+    infer_pattern: str,
+    label_paths: Sequence[str | Path],
+    meta_paths: Sequence[str | Path],
+    csv: str | Path,
+    md: str | Path,
+    png: str | Path,
+    pdf: str | Path,
+) -> None:
+    """The zoo's accuracy table (csv + md) and heatmap (png + pdf), read from its inference
+    files: model m's file of test set t is ``infer_pattern.format(model=m, group=groups[t])``;
+    ``label_paths`` and ``meta_paths`` follow ``testsets`` and ``models``."""
+    grid = [[infer_pattern.format(model=m, group=groups[t]) for t in testsets] for m in models]
+    long = accuracy_long(models, testsets, grid, list(label_paths))
+    wide = accuracy_wide(long, [load_json(p) for p in meta_paths])
+    save_table(
+        wide, csv, md,
+        title=f"Accuracy of every model of zoo '{zoo}' (rows) on every test set (columns)",
+    )
+    fig = accuracy_heatmap(wide, testsets, title=f"zoo {zoo}: accuracy per test set")
+    save_figure(fig, png, pdf)
+    logging.info("%d models x %d test sets; mean accuracy %.4f", len(wide), len(testsets),
+                 long["accuracy"].mean())

@@ -436,11 +436,15 @@ def infer_group(
     progress_file: Any = None,
     cache_bytes: int = 2 * 2**30,
     feature_dtype: str = "float16",
+    feature_sets: Sequence[str] | None = None,
 ) -> None:
     """Run every model on every test set of one group; ``out_paths[i]`` receives model i's file.
 
     ``feature_dtype``: storage of the features, ``float16`` or ``float32`` (zoos.<zoo>.
     feature_dtype); float16 files hold exactly the float32 features cast with numpy.
+    ``feature_sets``: the sets whose ``features`` are kept (None: every set); the others are
+    run without feature hooks and their files hold logits only (the logits are the same either
+    way: the hooks copy, they do not change the forward pass).
 
     ``testsets``: (name, path) of each set of the group, in order. Each output holds the logits
     (and ``features``) of every set (labelfree.store.write_inference). Test sets are read once
@@ -461,6 +465,13 @@ def infer_group(
         raise InferenceError("a test-set group needs at least one test set")
     if feature_dtype not in ("float16", "float32"):
         raise InferenceError(f"feature_dtype={feature_dtype!r}; use 'float16' or 'float32'")
+    names = [name for name, _ in testsets]
+    if feature_sets is not None and (unknown := set(feature_sets) - set(names)):
+        raise InferenceError(f"feature_sets {sorted(unknown)} are not sets of the group {names}")
+    with_features = {
+        name: tuple(features) if feature_sets is None or name in feature_sets else ()
+        for name in names
+    }
     dev = resolve_device(device)
     if dev.type == "cuda":
         torch.backends.cudnn.benchmark = False
@@ -496,8 +507,9 @@ def infer_group(
 
     n_images = 0
     log.info(
-        "inference: %d models x %d test sets on %s (batch %d, amp=%s, features=%s)",
+        "inference: %d models x %d test sets on %s (batch %d, amp=%s, features=%s on %s)",
         len(model_dirs), len(testsets), dev, batch_size, amp and dev.type == "cuda", list(features),
+        "every set" if feature_sets is None else f"{len(feature_sets)} set(s)",
     )
     total = len(model_dirs) * len(testsets)
     with progress(total=total, desc="inference", unit="set", file=progress_file) as bar:
@@ -513,9 +525,10 @@ def infer_group(
                         f"{path}: test set {name!r} is empty (0 inputs); nothing to run "
                         f"{Path(mdir).name} on. Check how the set was made (data splits, shifts)"
                     )
+                feats = with_features[name]
                 res = predict(
                     model, model_input(j, ts, prep, model_channels(model, ts.x)), prep,
-                    batch_size, dev, features, amp,
+                    batch_size, dev, feats, amp,
                     feature_dtype=torch.float16 if feature_dtype == "float16" else torch.float32,
                 )
                 k = int(meta.get("num_classes") or res["logits"].shape[1])
@@ -523,7 +536,7 @@ def infer_group(
                     raise InferenceError(
                         f"{mdir}: model gives {res['logits'].shape[1]} logits, meta.json says {k}"
                     )
-                sets[name] = {"logits": res["logits"], **{f: res[f] for f in features}}
+                sets[name] = {"logits": res["logits"], **{f: res[f] for f in feats}}
                 n_images += len(ts.x)
                 bar.update(1)
             write_inference(out, sets, feature_dtype)

@@ -333,14 +333,17 @@ def write_inference(
     save_npz(path, **arrays)
 
 
-def _read_member(path: PathLike, testset: str, what: str) -> np.ndarray:
-    """One member of an inference file, read lazily; errors name the file and the test set."""
+def _read_member(path: PathLike, testset: str, what: str, opened: Any = None) -> np.ndarray:
+    """One member of an inference file, read lazily; errors name the file and the test set.
+    ``opened``: the file already open (np.load's NpzFile, :func:`open_inference_files`)."""
     p = Path(path)
-    if not p.exists():
+    if opened is None and not p.exists():
         raise ArtefactError(f"{p}: file not found")
     key = inference_key(testset, what)
     try:
-        with np.load(p, allow_pickle=False) as z:
+        with contextlib.nullcontext(opened) if opened is not None else np.load(
+            p, allow_pickle=False
+        ) as z:
             if key not in z.files:
                 sets = z["testsets"].tolist() if "testsets" in z.files else []
                 if testset in sets:
@@ -353,9 +356,35 @@ def _read_member(path: PathLike, testset: str, what: str) -> np.ndarray:
         raise ArtefactError(f"{p}: not a readable npz archive ({exc})") from exc
 
 
-def read_logits(path: PathLike, testset: str) -> np.ndarray:
-    """The logits (N, K) float32 of test set ``testset`` in an inference file, checked finite."""
-    logits = _read_member(path, testset, "logits")
+@contextlib.contextmanager
+def open_inference_files() -> Iterator[Any]:
+    """A :func:`read_logits` that keeps each inference file open once read from, for a reader
+    of many members of the same files (the accuracy table reads every set of every model's
+    group files: opening an archive parses its directory each time). Closed on exit."""
+    files: dict[str, Any] = {}
+
+    def read(path: PathLike, testset: str) -> np.ndarray:
+        key = str(path)
+        if key not in files:
+            if not Path(path).exists():
+                raise ArtefactError(f"{path}: file not found")
+            try:
+                files[key] = np.load(path, allow_pickle=False)
+            except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+                raise ArtefactError(f"{path}: not a readable npz archive ({exc})") from exc
+        return read_logits(path, testset, opened=files[key])
+
+    try:
+        yield read
+    finally:
+        for z in files.values():
+            z.close()
+
+
+def read_logits(path: PathLike, testset: str, opened: Any = None) -> np.ndarray:
+    """The logits (N, K) float32 of test set ``testset`` in an inference file, checked finite
+    (``opened``: the file already open, as :func:`open_inference_files` keeps it)."""
+    logits = _read_member(path, testset, "logits", opened)
     if logits.ndim != 2:
         raise ArtefactError(f"{path} [{testset}]: logits must be (N, K), got {logits.shape}")
     if not np.isfinite(logits).all():

@@ -16,7 +16,14 @@ from labelfree.inference import (
     predict,
     predict_dir,
 )
-from labelfree.store import read_features, read_logits, write_image_set
+from labelfree.store import (
+    ArtefactError,
+    open_inference_files,
+    read_features,
+    read_logits,
+    write_image_set,
+    write_inference,
+)
 from labelfree.zoo.arch import build_model
 from labelfree.zoo.io import save_model
 from labelfree.zoo.preprocess import PreprocessError, preprocess
@@ -153,8 +160,59 @@ def test_infer_group_writes_every_model_on_every_test_set(tmp_path, digits_small
     assert fig.axes[0].get_xticklabels()[1].get_text() == "noisy"
 
 
+def test_feature_sets_keep_features_on_those_sets_only_and_the_same_logits(tmp_path, digits_small):
+    """A group whose readers read features on some sets (the -C suite: the scorecard's sets):
+    the others hold logits only, equal to a run with features everywhere (a hook that changed
+    the forward pass, or features stored under the wrong set, would fail)."""
+    x, y = digits_small
+    named = []
+    for name, shift in (("a-1", 0), ("a-5", 60), ("b-5", 120)):
+        xs = np.clip(x[:90].astype(int) + shift, 0, 255).astype(np.uint8)
+        write_image_set(tmp_path / f"{name}.npz", xs, y[:90])
+        named.append((name, tmp_path / f"{name}.npz"))
+    dirs = []
+    for i, arch in enumerate(("lenet", "mlp")):
+        d = tmp_path / "zoo" / arch
+        save_model(d, _model(arch, seed=i), {"model": arch, "arch": arch, "width": 4, "depth": 1,
+                                              "num_classes": 10, "input_shape": [8, 8, 1],
+                                              "preprocessing": "scale01", "family": "local"})
+        dirs.append(d)
+    every = [tmp_path / "every" / f"{d.name}.npz" for d in dirs]
+    some = [tmp_path / "some" / f"{d.name}.npz" for d in dirs]
+    feats = ("first", "penultimate")
+    infer_group(dirs, named, every, features=feats, batch_size=40, device="cpu")
+    infer_group(dirs, named, some, features=feats, batch_size=40, device="cpu",
+                feature_sets=["b-5", "a-5"])
+    for full, part in zip(every, some, strict=True):
+        z = np.load(part)
+        assert sorted(k for k in z.files if k.startswith("feat_")) == [
+            "feat_first.a-5", "feat_first.b-5", "feat_penultimate.a-5", "feat_penultimate.b-5"]
+        for name, _ in named:
+            assert read_logits(part, name).tobytes() == read_logits(full, name).tobytes()
+        for name in ("a-5", "b-5"):
+            for f in feats:
+                assert read_features(part, f, name).tobytes() == read_features(full, f, name).tobytes()
+    with pytest.raises(InferenceError, match=r"feature_sets \['c-5'\]"):
+        infer_group(dirs, named, some, features=feats, device="cpu", feature_sets=["c-5"])
+
+
 def test_mismatched_outputs_are_an_error(tmp_path):
     with pytest.raises(InferenceError, match="one file per model"):
         infer_group([tmp_path / "a"], [("s", tmp_path / "s.npz")], [])
     with pytest.raises(InferenceError, match="at least one test set"):
         infer_group([tmp_path / "a"], [], [tmp_path / "o.npz"])
+
+
+def test_open_inference_files_reads_what_read_logits_reads(tmp_path):
+    """The accuracy table's reader keeps files open: same arrays, same errors as read_logits
+    (a cache keyed wrongly would hand one set's logits for another)."""
+    rng = np.random.default_rng(0)
+    sets = {t: {"logits": rng.normal(size=(5, 3)).astype(np.float32)} for t in ("a", "b")}
+    write_inference(tmp_path / "g.npz", sets)
+    with open_inference_files() as read:
+        for t in ("b", "a", "b"):
+            assert read(tmp_path / "g.npz", t).tobytes() == read_logits(tmp_path / "g.npz", t).tobytes()
+        with pytest.raises(ArtefactError, match="no test set 'c'"):
+            read(tmp_path / "g.npz", "c")
+        with pytest.raises(ArtefactError, match="file not found"):
+            read(tmp_path / "none.npz", "a")

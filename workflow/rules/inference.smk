@@ -1,6 +1,6 @@
 # Rules of `inference`: every model of a zoo on every test-set group of the zoo, one file per
 # model and group (results/infer/{zoo}/{model}/{group}.npz), then the zoo's accuracy table and
-# heatmap (rule accuracy_table). Jobs follow the zoo's `bundle` setting (docs/zoo.md):
+# heatmap (rule accuracy_table, or the zoo's one inference job where one job infers it whole). Jobs follow the zoo's `bundle` setting (docs/zoo.md):
 #   inference_model                           one job per model and group (`bundle: model`)
 #   inference_bundle_<zoo>_<bundle>           one job per bundle, every group in turn (otherwise;
 #                                             `inference.jobs: bundle`, the default)
@@ -99,9 +99,11 @@ for _zoo, _bundles in ZOO_BUNDLES.items():
                     meta=[f"{model_dir(_zoo, m)}/meta.json" for m in _models],
                     testsets=bundle_testset_paths(_zoo, _groups),
                 output:
-                    [infer_file(_zoo, m, g) for g in _groups for m in _models],
+                    **accuracy_outputs(_zoo) if accuracy_in_inference(_zoo) else {},
+                    infer=[infer_file(_zoo, m, g) for g in _groups for m in _models],
                 log:
                     f"logs/inference/{_zoo}/{'/'.join([_bundle, *bundle_job_tag(_groups)])}.log",
+                    **accuracy_logs(_zoo) if accuracy_in_inference(_zoo) else {},
                 benchmark:
                     f"benchmarks/inference/{_zoo}/{'/'.join([_bundle, *bundle_job_tag(_groups)])}.tsv"
                 conda:
@@ -115,6 +117,8 @@ for _zoo, _bundles in ZOO_BUNDLES.items():
                 params:
                     # one job per group, run in turn by one process (inference.jobs)
                     job=[inference_job(_zoo, _models, g) for g in _groups],
+                    # then the zoo's accuracy table, where this one job infers the whole zoo
+                    accuracy=accuracy_job(_zoo) if accuracy_in_inference(_zoo) else None,
                 script:
                     "../scripts/inference_run.py"
 
@@ -196,6 +200,8 @@ for _zoo, _bundles in PRED_BUNDLES.items():
             "../scripts/inference_import_labels.py"
 
 
+# The accuracy table of a zoo that one inference job infers whole (one bundle, `inference.jobs:
+# bundle`) is written by that job (one process fewer per zoo); of any other zoo, by this rule.
 rule accuracy_table:
     input:
         infer=lambda w: zoo_infer_files(w.zoo),
@@ -204,22 +210,11 @@ rule accuracy_table:
         ],
         meta=lambda w: [f"{d}/meta.json" for d in zoo_model_dirs(w.zoo)],
     output:
-        csv=report(
-            "results/infer/{zoo}/accuracy.csv",
-            caption="../report/inference/accuracy_table.rst",
-            category="spine",
-            subcategory="accuracy",
-        ),
-        md="results/infer/{zoo}/accuracy.md",
-        png=report(
-            "results/infer/{zoo}/accuracy.png",
-            caption="../report/inference/accuracy_heatmap.rst",
-            category="spine",
-            subcategory="accuracy",
-        ),
-        pdf="results/infer/{zoo}/accuracy.pdf",
+        **accuracy_outputs("{zoo}"),
     log:
         "logs/inference/{zoo}_accuracy.log",
+    wildcard_constraints:
+        zoo=alternatives(sorted(z for z in ZOOS if not accuracy_in_inference(z))),
     conda:
         "../../envs/labelfree.yaml"
     threads: 1

@@ -1,6 +1,8 @@
 """Thin adapter: every shifted test set of one dataset in one job, the configured corruptions at
 all their severities, then the natural shifts (labelfree.shifts; `shifts.jobs: dataset`). Each set
-is what shifts_corruption.py and shifts_natural.py write for it."""
+is what shifts_corruption.py and shifts_natural.py write for it. Where the rule lists the
+dataset's example figure (rule shifts_testsets; the datasets a zoo tests on), the job draws it
+from the written sets too, as shifts_examples.py does, logging to the examples log."""
 
 import logging
 
@@ -14,7 +16,7 @@ log_to(sm.log[0])
 p = sm.params
 clean = read_image_set(sm.input.id)
 n = len(p.severities)
-outputs = list(sm.output)
+outputs = list(sm.output.sets)
 for i, corruption in enumerate(p.corruptions):
     write_corruption(
         clean,
@@ -34,3 +36,12 @@ for name in p.natural:
     path, extras = next(paths), dict(clean.extras) if keeps_geometry(name) else {}
     write_image_set(path, natural[name].x, natural[name].y, **extras)
     logging.info("%s: %d images, extras %s", path, len(natural[name].y), sorted(extras))
+if sm.output.get("png"):
+    # deferred: matplotlib (about 1.6 s to import) only where the job draws the figure
+    from labelfree.shifts.figures import write_example_figure
+
+    log_to(sm.log.examples)
+    write_example_figure(
+        sm.input.id, outputs[: len(p.corruptions) * n], outputs[len(p.corruptions) * n :],
+        p.corruptions, p.severities, p.natural, sm.output.png, sm.output.pdf, index=p.index,
+    )

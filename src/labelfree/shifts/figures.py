@@ -4,11 +4,14 @@ and severity, plus the natural shifts."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
+from os import PathLike
 
 import numpy as np
 
 from labelfree.plots import figure
+from labelfree.store import read_image_set, save_figure
 
 
 def example_grid(
@@ -56,3 +59,27 @@ def example_grid(
         )
     fig.subplots_adjust(left=0.2, wspace=0.05, hspace=0.3)
     return fig
+
+
+def write_example_figure(
+    id_path: str | PathLike[str],
+    corrupted_paths: Sequence[str | PathLike[str]],
+    natural_paths: Sequence[str | PathLike[str]],
+    corruptions: Sequence[str],
+    severities: Sequence[int],
+    natural: Sequence[str],
+    png: str | PathLike[str],
+    pdf: str | PathLike[str],
+    index: int = 0,
+) -> None:
+    """The example figure of one dataset (:func:`example_grid`), from its written test sets:
+    ``corrupted_paths`` in corruption-major, severity-minor order, ``natural_paths`` in the
+    order of ``natural``. Both the examples job and the merged shifts job call it, so the
+    figure is the same file whichever job drew it (docs/shifts.md)."""
+    clean = read_image_set(id_path).x
+    paths = iter(corrupted_paths)
+    corrupted = {c: {s: read_image_set(next(paths)).x for s in severities} for c in corruptions}
+    shifted = {n: read_image_set(f).x for n, f in zip(natural, natural_paths, strict=True)}
+    fig = example_grid(clean, corrupted, shifted, severities, index=index)
+    save_figure(fig, png, pdf)
+    logging.info("%s: %d corruptions, %d natural shifts", png, len(corrupted), len(shifted))

@@ -1,5 +1,7 @@
 # Input functions and helpers of `inference` (kept apart from its rules, see inference.smk).
 
+import fnmatch
+
 
 def zoo_model_dirs(zoo):
     return [model_dir(zoo, m) for m in zoo_models(zoo)]
@@ -21,6 +23,32 @@ def zoo_feature_dtype(zoo):
     return syp_feature_dtype(config, zoo)
 
 
+def feature_sets(zoo, group):
+    """The sets of a zoo's group whose features the inference files keep (None: every set).
+
+    Features are read by PACE (its pools, mutated and generated sets, `pace_train`), SYP (its
+    own groups), alpha-trimming (`alphatrim_train`, `id`) and the scorecard's Dispersion and FD
+    (config scorecard.features, on the sets it scores, scorecard.testsets, and the source set);
+    of the -C suite (group `corruptions`) only the scorecard reads any, so that group keeps the
+    features of the sets the scorecard scores (the default run: severity 5) and no others.
+    """
+    if group != "corruptions" or not ZOOS[zoo]["features"]:
+        return None
+    card = config["scorecard"]
+    if not card["testsets"]:  # the scorecard scores every set
+        return None
+    read = (
+        [*card["testsets"], card["source"]]
+        if card["enabled"] and card["features"]
+        else []
+    )
+    return [
+        t
+        for t in zoo_groups(zoo)[group]
+        if any(fnmatch.fnmatchcase(t, p) for p in read)
+    ]
+
+
 def inference_job(zoo, models, group):
     """What an inference job runs: labelfree.inference.infer_group's arguments (the adapter
     adds its progress file): the models' folders, the group's (test set, path) pairs, one
@@ -32,6 +60,7 @@ def inference_job(zoo, models, group):
         "out_paths": [infer_file(zoo, m, group) for m in models],
         "features": ZOOS[zoo]["features"],
         "feature_dtype": zoo_feature_dtype(zoo),
+        "feature_sets": feature_sets(zoo, group),
         "batch_size": INFER["batch_size"],
         "device": INFER["device"],
         "amp": syp_autocast(config, zoo),
@@ -131,4 +160,56 @@ def pred_import_outputs(zoo, models):
     return {
         "infer": [infer_file(zoo, m, PRED_GROUP) for m in models],
         "meta": [f"{model_dir(zoo, m)}/meta.json" for m in models],
+    }
+
+
+def accuracy_in_inference(zoo):
+    """Whether one inference job infers the whole of ``zoo`` (a model zoo of one bundle,
+    `inference.jobs: bundle`): that job then writes the zoo's accuracy table too, which rule
+    accuracy_table writes for every other zoo."""
+    return (
+        zoo not in PER_MODEL_ZOOS
+        and len(ZOO_BUNDLES.get(zoo, {})) == 1
+        and INFER["jobs"] == "bundle"
+    )
+
+
+def accuracy_outputs(zoo):
+    """The accuracy table and heatmap of ``zoo`` (a name or the `{zoo}` wildcard; each path a
+    plain literal, as the rule files spell their outputs)."""
+    return {
+        "csv": report(
+            "results/infer/{zoo}/accuracy.csv".format(zoo=zoo),
+            caption="../report/inference/accuracy_table.rst",
+            category="spine",
+            subcategory="accuracy",
+        ),
+        "md": "results/infer/{zoo}/accuracy.md".format(zoo=zoo),
+        "png": report(
+            "results/infer/{zoo}/accuracy.png".format(zoo=zoo),
+            caption="../report/inference/accuracy_heatmap.rst",
+            category="spine",
+            subcategory="accuracy",
+        ),
+        "pdf": "results/infer/{zoo}/accuracy.pdf".format(zoo=zoo),
+    }
+
+
+def accuracy_logs(zoo):
+    """The accuracy step's own log (the same path whichever job writes the table)."""
+    return {"accuracy": f"logs/inference/{zoo}_accuracy.log"}
+
+
+def accuracy_job(zoo):
+    """labelfree.accuracy.write_accuracy_table's inputs, as rule accuracy_table passes them
+    (the outputs come from the job's `output:`)."""
+    sets = zoo_testsets(zoo)
+    return {
+        "zoo": zoo,
+        "models": zoo_models(zoo),
+        "testsets": sets,
+        "groups": {t: testset_group(zoo, t) for t in sets},
+        "infer_pattern": infer_file(zoo, "{model}", "{group}"),
+        "label_paths": [testset_path(zoo_dataset(zoo), t) for t in sets],
+        "meta_paths": [f"{d}/meta.json" for d in zoo_model_dirs(zoo)],
     }

@@ -39,3 +39,28 @@ def shifts_example_targets():
         f"results/shifts/figures/{output_name(SHIFTS_EXAMPLES, ds)}.png"
         for ds in shifts_example_datasets()
     ]
+
+
+def shifts_testset_outputs():
+    """Every shifted test set of a dataset, corruptions (severity-minor) then natural shifts:
+    the sets of rules shifts_testsets and shifts_testsets_sets, in the order their script
+    writes them."""
+    return [
+        testset_path("{dataset}", name)
+        for name in TESTSET_GROUPS["corruptions"] + SHIFTS["natural"]
+    ]
+
+
+def shifts_testsets_params():
+    """The parameters of the one-job-per-dataset shifts rules."""
+    return {
+        "dataset": lambda wc: wc.dataset,
+        "corruptions": SHIFTS["corruptions"],
+        "severities": SHIFTS["severities"],
+        "natural": SHIFTS["natural"],
+        "seed": SEED,
+        "table": SHIFTS["params"],
+        "released": lambda wc: SHIFTS["released"].get(wc.dataset, ""),
+        "single_level_severity": SHIFTS["released_single_level_severity"],
+        "fallback": SHIFTS["released_fallback"],
+    }
