@@ -220,3 +220,26 @@ def test_carlini_wagner_l2_is_near_minimal_on_a_linear_model():
                                      cw={"steps": 150, "binary_steps": 5, "confidence": 0.2})
     assert flag.sum() == n // 2 and np.array_equal(out[~flag], x[~flag]) and np.array_equal(yy, y)
     assert np.array_equal(out[flag], adv[flag])  # per-image attack: the same images
+
+
+def test_shared_fits_give_the_same_rows(subjects, monkeypatch):
+    """One FitCache over every experiment (rule pace_experiments) gives the rows of separate
+    runs, seconds aside: a key without the configuration would give dims' and reducers' rows
+    the base fit's selections. Each (subject, feature, configuration) is fitted once."""
+    from labelfree.pace import run as pace_run
+
+    params = StudyParams(budgets=(30, 40), reps=2, dims=(2, 4), alphas=(0.5, 0.8))
+    calls = []
+    real_fit = pace_run.fit
+    monkeypatch.setattr(pace_run, "fit", lambda x, cfg: calls.append(cfg) or real_fit(x, cfg))
+    want = [pace_run.run_experiment(k, subjects, params)[0] for k in EXPERIMENTS]
+    separate = len(calls)
+    calls.clear()
+    fits = pace_run.FitCache()
+    got = [pace_run.run_experiment(k, subjects, params, fits)[0] for k in EXPERIMENTS]
+    for w, g in zip(want, got, strict=True):
+        pd.testing.assert_frame_equal(w.drop(columns="seconds"), g.drop(columns="seconds"))
+    # every row fit once (main's extra n_max fit, for Table 8's timing, once per subject too);
+    # the base fit of main, features, alpha and variants and dims' and reducers' FastICA-2 shared
+    assert len(calls) == len(fits._fits) + len(subjects)
+    assert separate - len(calls) == len(subjects) * 4

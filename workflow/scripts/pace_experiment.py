@@ -5,7 +5,7 @@ each written as its own job would write it."""
 from threadpoolctl import threadpool_limits
 
 from labelfree.joblog import log_to
-from labelfree.pace.run import StudyParams, load_subjects, run_experiment, save_run
+from labelfree.pace.run import FitCache, StudyParams, load_subjects, run_experiment, save_run
 
 sm = snakemake  # noqa: F821 (injected by Snakemake)
 log_to(sm.log[0])  # log and tracebacks to the log; progress bars also to the terminal
@@ -19,7 +19,8 @@ else:
     rows_paths, timing_paths = list(sm.output.rows), list(sm.output.timings)
 with threadpool_limits(sm.threads):
     params = StudyParams.from_config(sm.params.cfg, seed=sm.params.seed)
+    fits = FitCache()  # a fit two experiments share runs once (the same rows)
     for name, rows_path, timings_path in zip(experiments, rows_paths, timing_paths, strict=True):
         # subjects read afresh for each, as its own job reads them
-        rows, timings = run_experiment(name, load_subjects(sm.input.subjects), params)
+        rows, timings = run_experiment(name, load_subjects(sm.input.subjects), params, fits)
         save_run(rows, timings, rows_path, timings_path)

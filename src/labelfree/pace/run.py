@@ -38,7 +38,7 @@ from labelfree.store import (
 )
 
 from . import baselines as bl
-from .core import PaceConfig, fit
+from .core import PaceConfig, PaceFit, fit
 from .inputs import (
     RotationRegressor,
     adversarial_pool,
@@ -372,11 +372,30 @@ def estimate_rows(subject: Subject, approach: str, est: np.ndarray, params: Stud
     return out
 
 
-def _pace_rows(subject, params, feature, label, cfg, alphas=None, **extra):
-    x = subject.features[feature]
-    t = time.perf_counter()
-    f = fit(x, cfg)
-    t_fit = time.perf_counter() - t
+class FitCache:
+    """PACE fits of a study run, one per (subject, feature, configuration).
+
+    :func:`fit` is a deterministic function of the features and the configuration, and several
+    experiments fit the same one (the base configuration on the LHL in main, features, alpha and
+    variants; FastICA to two dimensions in dims and reducers): :func:`run_experiment` given one
+    cache fits each once. A fit's seconds are those measured when it ran.
+    """
+
+    def __init__(self) -> None:
+        self._fits: dict[tuple[str, str, PaceConfig], tuple[PaceFit, float]] = {}
+
+    def fit(self, subject: Subject, feature: str, cfg: PaceConfig) -> tuple[PaceFit, float]:
+        """(the fit of ``subject``'s ``feature`` under ``cfg``, its seconds)."""
+        key = (subject.name, feature, cfg)
+        if key not in self._fits:
+            t = time.perf_counter()
+            f = fit(subject.features[feature], cfg)
+            self._fits[key] = (f, time.perf_counter() - t)
+        return self._fits[key]
+
+
+def _pace_rows(subject, params, feature, label, cfg, alphas=None, fits=None, **extra):
+    f, t_fit = (fits or FitCache()).fit(subject, feature, cfg)
     rows = []
     for a in alphas or [cfg.alpha]:
         est, sizes = bl.pace_estimates(f, subject.scores, list(params.budgets), alpha=a)
@@ -423,12 +442,13 @@ def _top5_rows(subject: Subject, params: StudyParams, f, base: PaceConfig) -> li
 Result = tuple[list[dict], list[dict]]  # rows, timing records
 
 
-def _main(subject: Subject, params: StudyParams, base: PaceConfig) -> Result:
+def _main(subject: Subject, params: StudyParams, base: PaceConfig,
+          fits: FitCache | None = None) -> Result:
     """Tables 2-9 and 11: PACE, SRS, CES and CSS (classifiers) on every budget."""
     budgets = list(params.budgets)
     feat = params.feature
     rng = _rng(params, subject)
-    rows, f, tm = _pace_rows(subject, params, feat, "PACE", base)
+    rows, f, tm = _pace_rows(subject, params, feat, "PACE", base, fits=fits)
     # paper section 5.1 (Table 8 and the ImageNet timing): the same fit with orders cached for
     # n = 1000 (or N), docs/pace.md reading R15
     big = fit(subject.features[feat], replace(base, n_max=min(subject.n, 1000)))
@@ -459,52 +479,59 @@ def _main(subject: Subject, params: StudyParams, base: PaceConfig) -> Result:
     return rows, timings
 
 
-def _features(subject: Subject, params: StudyParams, base: PaceConfig) -> Result:
+def _features(subject: Subject, params: StudyParams, base: PaceConfig,
+              fits: FitCache | None = None) -> Result:
     """Fig. 4: PACE on each feature the subject has (CON does not exist for regression)."""
     rows: list[dict] = []
     timings: list[dict] = []
     for fe in params.features:
         if fe not in subject.features:
             continue
-        r, _, tm = _pace_rows(subject, params, fe, f"PACE-{fe}", base)
+        r, _, tm = _pace_rows(subject, params, fe, f"PACE-{fe}", base, fits=fits)
         rows += r
         timings.append(tm)
     return rows, timings
 
 
-def _alpha(subject: Subject, params: StudyParams, base: PaceConfig) -> Result:
+def _alpha(subject: Subject, params: StudyParams, base: PaceConfig,
+           fits: FitCache | None = None) -> Result:
     """Fig. 5: one fit, every threshold alpha."""
-    r, _, _ = _pace_rows(subject, params, params.feature, "PACE", base, alphas=list(params.alphas))
+    r, _, _ = _pace_rows(subject, params, params.feature, "PACE", base, alphas=list(params.alphas),
+                         fits=fits)
     for row in r:
         row["approach"] = f"alpha={row['alpha']:g}"
     return r, []
 
 
-def _dims(subject: Subject, params: StudyParams, base: PaceConfig) -> Result:
+def _dims(subject: Subject, params: StudyParams, base: PaceConfig,
+          fits: FitCache | None = None) -> Result:
     """Fig. 6: FastICA to each dimension, and no reduction."""
     rows: list[dict] = []
     for d in params.dims:
         cfg = replace(base, reduce="always", reducer="fastica", dim=d)
-        rows += _pace_rows(subject, params, params.feature, f"FastICA-{d}", cfg)[0]
-    rows += _pace_rows(subject, params, params.feature, "original", replace(base, reduce="none"))[0]
+        rows += _pace_rows(subject, params, params.feature, f"FastICA-{d}", cfg, fits=fits)[0]
+    rows += _pace_rows(subject, params, params.feature, "original", replace(base, reduce="none"),
+                       fits=fits)[0]
     return rows, []
 
 
-def _reducers(subject: Subject, params: StudyParams, base: PaceConfig) -> Result:
+def _reducers(subject: Subject, params: StudyParams, base: PaceConfig,
+              fits: FitCache | None = None) -> Result:
     """Fig. 7: each reduction algorithm to two dimensions."""
     names = {"fastica": "FastICA", "pca": "PCA", "nmf": "NMF", "fa": "FA"}
     rows: list[dict] = []
     for red in params.reducers:
         cfg = replace(base, reduce="always", reducer=red, dim=2)
-        rows += _pace_rows(subject, params, params.feature, names[red], cfg)[0]
+        rows += _pace_rows(subject, params, params.feature, names[red], cfg, fits=fits)[0]
     return rows, []
 
 
-def _variants(subject: Subject, params: StudyParams, base: PaceConfig) -> Result:
+def _variants(subject: Subject, params: StudyParams, base: PaceConfig,
+              fits: FitCache | None = None) -> Result:
     """Fig. 8: PACE and its four variants (docs/pace.md, reading R13)."""
     budgets = list(params.budgets)
     rng = _rng(params, subject)
-    rows, f, _ = _pace_rows(subject, params, params.feature, "PACE", base)
+    rows, f, _ = _pace_rows(subject, params, params.feature, "PACE", base, fits=fits)
     sc = subject.scores
     variants: tuple[tuple[str, Callable[[], np.ndarray]], ...] = (
         ("PACE^g_rand", lambda: bl.pace_group_random(f, sc, budgets, params.reps, rng("g_rand"))),
@@ -521,22 +548,25 @@ def _variants(subject: Subject, params: StudyParams, base: PaceConfig) -> Result
 
 
 #: experiment -> its rows on one subject (plan.EXPERIMENTS, in order)
-KINDS: dict[str, Callable[[Subject, StudyParams, PaceConfig], Result]] = {
+KINDS: dict[str, Callable[[Subject, StudyParams, PaceConfig, FitCache | None], Result]] = {
     "main": _main, "features": _features, "alpha": _alpha, "dims": _dims,
     "reducers": _reducers, "variants": _variants,
 }
 
 
-def run_subject(kind: str, subject: Subject, params: StudyParams) -> Result:
+def run_subject(kind: str, subject: Subject, params: StudyParams,
+                fits: FitCache | None = None) -> Result:
     """All rows of one experiment ``kind`` (plan.EXPERIMENTS) on one subject, plus timing
-    records."""
+    records; ``fits``: PACE fits shared with the run's other experiments (:class:`FitCache`)."""
     if kind not in EXPERIMENTS:
         raise ValueError(f"unknown PACE experiment {kind!r}; known: {EXPERIMENTS}")
-    return KINDS[kind](subject, params, params.pace_config(subject.n, subject.name))
+    return KINDS[kind](subject, params, params.pace_config(subject.n, subject.name), fits)
 
 
-def run_experiment(kind: str, subjects: list[Subject], params: StudyParams) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Run ``kind`` on every subject; returns (rows, timings) data frames."""
+def run_experiment(kind: str, subjects: list[Subject], params: StudyParams,
+                   fits: FitCache | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Run ``kind`` on every subject; returns (rows, timings) data frames. ``fits``: a
+    :class:`FitCache` shared by the experiments of one run (the same rows; each fit once)."""
     # deferred: imported here, before any timer starts, so that their import time (seconds) is
     # not counted as selection time in Table 8; process.py defers them (see there)
     import hdbscan  # noqa: F401
@@ -545,7 +575,7 @@ def run_experiment(kind: str, subjects: list[Subject], params: StudyParams) -> t
     rows: list[dict] = []
     timings: list[dict] = []
     for s in progress(subjects, desc=f"pace {kind}", unit="subject"):
-        r, tm = run_subject(kind, s, params)
+        r, tm = run_subject(kind, s, params, fits)
         rows += r
         timings += tm
     df = pd.DataFrame(rows)
