@@ -62,15 +62,51 @@ class TestSet:
 def bootstrap_interval(correct_proxy: np.ndarray, n_boot: int, seed: int,
                        level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval of per-model means of a per-input quantity (M, N) over resampled
-    inputs: one index matrix (B, N) shared by every model, so the loop is over B only."""
+    inputs: one index matrix (B, N) shared by every model. Each resample's inputs are gathered
+    input-major, (N, M), and summed input after input, the order of ``x[:, i].mean(axis=1)``
+    (numpy lays that gather out input-major), in blocks of resamples."""
     m, n = correct_proxy.shape
     if n == 0:
         nan = np.full(m, np.nan)
         return nan, nan
     idx = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
-    means = np.stack([correct_proxy[:, i].mean(axis=1) for i in idx])  # (B, M)
+    xt = correct_proxy.T
+    means = np.concatenate([xt[i].mean(axis=1) for i in _blocks(idx, m)])  # (B, M)
     lo, hi = np.quantile(means, [(1 - level) / 2, (1 + level) / 2], axis=0)
     return lo, hi
+
+
+#: Elements gathered at once by the bootstrap (64 MB of float64).
+GATHER_CHUNK = 1 << 23
+
+
+def _blocks(idx: np.ndarray, m: int) -> list[np.ndarray]:
+    """``idx`` (B, N) in blocks of resamples whose gather of ``m`` rows stays within
+    :data:`GATHER_CHUNK` elements."""
+    step = max(1, GATHER_CHUNK // max(1, m * idx.shape[1]))
+    return [idx[s : s + step] for s in range(0, len(idx), step)]
+
+
+def resampled_means(x: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """(B, M) mean of each row of ``x`` (M, N) over each resample ``idx[b]`` (B, N), equal bit
+    for bit to the 1-D ``x[j][idx[b]].mean()``: every resampled row gathered contiguous, so its
+    mean is numpy's pairwise sum along it."""
+    return np.concatenate([np.take(x, i, axis=1).mean(axis=2).T
+                           for i in _blocks(idx, x.shape[0])])
+
+
+def resample_counts(idx: np.ndarray, n: int) -> np.ndarray:
+    """(N, B) how often each input is drawn by each resample ``idx[b]`` (B, N)."""
+    b = idx.shape[0]
+    flat = (idx + n * np.arange(b)[:, None]).ravel()
+    return np.bincount(flat, minlength=b * n).reshape(b, n).T.astype(np.float64)
+
+
+def resampled_shares(ind: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """(B, R) share of each resample's inputs where the row of ``ind`` (R, N) holds: the count
+    as an exact float64 integer product with :func:`resample_counts`, then divided by N, which
+    is ``np.mean`` of the resampled boolean row bit for bit."""
+    return (ind.astype(np.float64) @ counts).T / ind.shape[1]
 
 
 def atc_threshold(source_probs: np.ndarray, source_labels: np.ndarray) -> np.ndarray:
@@ -282,21 +318,70 @@ def sampling_spread(name: str, probs: np.ndarray, ctx: dict, n_boot: int, seed: 
                     level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """Percentile interval of the estimator over inputs resampled with replacement (B index
     vectors shared by every model; the source set is not resampled): the estimate's sampling
-    spread, not its bias. NaN for the costly estimators (not in :data:`SPREAD_ESTIMATORS`)."""
+    spread, not its bias. NaN for the costly estimators (not in :data:`SPREAD_ESTIMATORS`).
+    All B resamples at once (:func:`resampled_estimates`), each equal to the registry's estimate
+    on the resampled stack."""
     m, n = probs.shape[:2]
     if name not in SPREAD_ESTIMATORS or n == 0:
         nan = np.full(m, np.nan)
         return nan, nan
-    if name == "AC":  # the mean of a per-input quantity: one vectorised bootstrap
+    if name == "AC":  # the mean of a per-input quantity
         return bootstrap_interval(probs.max(axis=2), n_boot, seed, level)
     idx = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
-    logits = ctx.get("logits")
-    draws = np.stack([_estimate(name, probs[:, i], {**ctx, **(
-        {"logits": logits[:, i]} if logits is not None else {})}) for i in idx])
+    draws = resampled_estimates(name, probs, ctx, idx)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         lo, hi = np.nanquantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=0)
     return lo, hi
+
+
+def resampled_estimates(name: str, probs: np.ndarray, ctx: dict, idx: np.ndarray) -> np.ndarray:
+    """(B, M) estimates of ``name`` (one of :data:`SPREAD_ESTIMATORS`) on the stacks
+    ``probs[:, idx[b]]``, equal bit for bit to the registry's estimate on each (``_estimate``:
+    NaN where it lacks an input or fails), without building them: each of these estimators is
+    a share or a mean of per-input quantities of the target set, with the rest from the source
+    set, so only those quantities are resampled.
+
+    - AC, DoC (registry ``_ac``, ``syp.baselines.doc_estimate``): the mean max-probability of
+      the resample (:func:`resampled_means`); DoC adds the source accuracy less the source's
+      mean confidence, in percent then divided by 100, as ``doc_estimate`` does;
+    - ATC-MC, ATC-NE (registry ``_atc``; Garg et al., ICLR 2022): the share of the resample
+      whose score (``estimators.atc_scores``) reaches the model's source threshold
+      (``estimators.atc_threshold``, the code rule) (:func:`resampled_shares`);
+    - GDE (registry ``_gde``, ``estimators.gde``, partner the mean over others; Jiang et al.,
+      ICLR 2022): one minus the mean disagreement with the other models, each pair's agreement
+      the share of the resample where their predictions agree.
+    """
+    m = probs.shape[0]
+    b = idx.shape[0]
+    nan = np.full((b, m), np.nan)
+    if registry.missing(registry.get("estimate", name), ctx) or (name == "GDE" and m < 2):
+        return nan
+    if name == "AC":
+        return resampled_means(probs.max(axis=2), idx)
+    if name == "GDE":
+        preds = probs.argmax(axis=2)
+        a, c = np.triu_indices(m, 1)
+        agree = np.ones((b, m, m))
+        agree[:, a, c] = agree[:, c, a] = resampled_shares(preds[a] == preds[c],
+                                                           resample_counts(idx, probs.shape[1]))
+        return 1.0 - (1.0 - agree).sum(axis=2) / (m - 1)
+    ps, ys = np.asarray(ctx["source_probs"]), np.asarray(ctx["source_labels"])
+    if ps.ndim != 3 or ps.shape[0] != m or ps.shape[2] != probs.shape[2] or len(ys) != ps.shape[1]:
+        return nan  # the registry refuses a source of another shape
+    correct = ps.argmax(axis=2) == ys[None]
+    if name == "DoC":
+        acc = correct.mean(axis=1)
+        conf_src = ps.max(axis=2).mean(axis=1)
+        conf = resampled_means(probs.max(axis=2), idx)
+        return 100.0 * (acc - (conf_src - conf)) / 100.0
+    score = name.removeprefix("ATC-")
+    with warnings.catch_warnings():  # a perfect source model: t = 0.0, as the registry
+        warnings.simplefilter("ignore")
+        t = np.array([estimators.atc_threshold(estimators.atc_scores(ps[j], score), correct[j])
+                      for j in range(m)])
+    hit = np.stack([estimators.atc_scores(probs[j], score) >= t[j] for j in range(m)])
+    return resampled_shares(hit, resample_counts(idx, probs.shape[1]))
 
 
 def answer_table(models: Sequence[str], sets: Sequence[TestSet], source: str | None,
