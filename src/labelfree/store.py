@@ -13,7 +13,7 @@ import json
 import os
 import tempfile
 import zipfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -456,9 +456,14 @@ def read_group_manifest(path: PathLike) -> dict[str, str]:
     return dict(tuple(r.split("\t")[:2]) for r in rows if r)
 
 
-def stack_logits(paths: Sequence[PathLike], testset: str) -> np.ndarray:
-    """Logits of several models on one test set as one (n_models, N, K) float32 array."""
-    parts = [read_logits(p, testset) for p in paths]
+def stack_logits(
+    paths: Sequence[PathLike], testset: str,
+    read: Callable[[PathLike, str], np.ndarray] = read_logits,
+) -> np.ndarray:
+    """Logits of several models on one test set as one (n_models, N, K) float32 array;
+    ``read`` is :func:`read_logits` or the reader of :func:`open_inference_files` (a reader of
+    many sets from the same files opens each file once)."""
+    parts = [read(p, testset) for p in paths]
     shapes = {x.shape for x in parts}
     if len(shapes) > 1:
         raise ArtefactError(f"{testset}: inference outputs differ in shape {sorted(shapes)}")

@@ -12,11 +12,12 @@ log_to(sm.log[0])
 zoo, models = sm.params.zoo, list(sm.params.models)
 files = store.files_by_testset(sm.input.infer, models, sm.params.groups)
 logits, labels = {}, {}
-for t, path in zip(sm.params.testsets, sm.input.testsets, strict=True):
-    logits[t] = store.stack_logits(files[t], t)
-    # None: unlabelled (a prediction zoo's set without labels); multi-label labels go through:
-    # the answer counts them as unlabelled and says so
-    labels[t] = store.read_labels(path)
+with store.open_inference_files() as read:  # each model's group file opened once, not per set
+    for t, path in zip(sm.params.testsets, sm.input.testsets, strict=True):
+        logits[t] = store.stack_logits(files[t], t, read)
+        # None: unlabelled (a prediction zoo's set without labels); multi-label labels go
+        # through: the answer counts them as unlabelled and says so
+        labels[t] = store.read_labels(path)
 source = sm.params.source if sm.params.source in logits else None
 best_path = getattr(sm.input, "best", None)  # absent: no scorecard for this zoo
 best = store.read_table(best_path) if best_path else None
