@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 import pandas as pd
@@ -118,6 +119,17 @@ def test_map_sets_runs_on_forked_workers_in_set_order():
     assert [s for s, _, _ in two] == sets
     assert all(pid != os.getpid() for _, pid, _ in two) and {w for _, _, w in two} == {1}
     assert [pid for _, pid, _ in core._map_sets(where, sets, 1)] == [os.getpid()] * 5
+
+
+def test_map_sets_fails_when_a_worker_dies():
+    """A worker that dies (e.g. killed for memory) fails the scoring; it does not hang."""
+    def die(s):
+        if s == "b":
+            os._exit(3)
+        return s
+
+    with pytest.raises(BrokenProcessPool):
+        list(core._map_sets(die, ["a", "b", "c"], 2))
 
 
 def test_write_tables_and_figure(zoo, tmp_path):

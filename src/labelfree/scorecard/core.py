@@ -13,6 +13,7 @@ import os
 import time
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -229,8 +230,8 @@ def _set_rows(s: str) -> _Rows:
 
 def _map_sets(fn: Callable[[str], _Rows], sets: list[str], workers: int) -> Iterator[_Rows]:
     """``fn(s)`` for every set, in set order: in this process when ``workers`` <= 1, else on
-    ``workers`` forked processes (one set per task, so a slow set does not hold back the
-    others' start). The sets are independent: each set's rows depend only on its arrays, the
+    ``workers`` forked processes (one set per task: a worker takes the next set when it is
+    free). The sets are independent: each set's rows depend only on its arrays, the
     source set's and the seed, never on the sets scored before it."""
     global _SET_FN
     w = min(workers, len(sets))
@@ -238,9 +239,10 @@ def _map_sets(fn: Callable[[str], _Rows], sets: list[str], workers: int) -> Iter
         yield from (fn(s) for s in sets)
         return
     _SET_FN = fn
-    try:
-        with mp.get_context("fork").Pool(w, initializer=_set_worker_init) as pool:
-            yield from pool.imap(_set_rows, sets, chunksize=1)
+    try:  # an executor, not mp.Pool: a worker that dies (e.g. out of memory) fails the job
+        with ProcessPoolExecutor(w, mp_context=mp.get_context("fork"),
+                                 initializer=_set_worker_init) as pool:
+            yield from pool.map(_set_rows, sets)
     finally:
         _SET_FN = None
 
