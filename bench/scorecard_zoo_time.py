@@ -8,9 +8,10 @@
 ``run`` copies ``--tree`` twice (``cp -a``, mtimes kept), then per zoo runs the ``scorecard`` job
 of the before checkout on the first copy and of the after checkout on the second, one after the
 other (interleaved, so both see the same load), each through its own Snakefile with
-``--forcerun scorecard`` (``PYTHONPATH`` = that checkout's ``src``). ``collect`` reads the jobs'
+``--forcerun scorecard`` (``PYTHONPATH`` = that checkout's ``src``); ``--threads N`` runs the
+after jobs with ``--cores N --set-threads scorecard=N``. ``collect`` reads the jobs'
 Snakemake benchmark files (wall seconds, CPU seconds, mean load) and compares every scorecard
-csv table of the two copies byte for byte. Results go to ``bench/results/scorecard_zoo_time.md``.
+csv table of the two copies byte for byte, and the method-outputs npz member by member. Results go to ``bench/results/scorecard_zoo_time.md``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import platform
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 from labelfree.provenance import cpu_model
@@ -32,10 +34,11 @@ ZOOS = ["alphatrim_backbone", "digits", "laf_spread", "laf_tight", "metamorphic_
         "syp"]
 
 
-def _job(checkout: Path, tree: Path, zoo: str) -> int:
+def _job(checkout: Path, tree: Path, zoo: str, threads: int = 1) -> int:
     env = dict(os.environ, PYTHONPATH=str(checkout.resolve() / "src"))
     cmd = ["snakemake", "--snakefile", str(checkout.resolve() / "Snakefile"), "--directory",
-           str(tree), "--cores", "1", "--rerun-triggers", "mtime", "--forcerun", "scorecard",
+           str(tree), "--cores", str(threads), "--rerun-triggers", "mtime", "--forcerun",
+           "scorecard"] + (["--set-threads", f"scorecard={threads}"] if threads > 1 else []) + [
            "--", f"results/scorecard/tables/extra-{zoo}-estimation.csv"]
     return subprocess.run(cmd, env=env, cwd=checkout, stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL).returncode
@@ -53,8 +56,15 @@ def _bench(tree: Path, zoo: str, since: float = 0.0) -> dict[str, float] | None:
 
 
 def _tables(tree: Path, zoo: str) -> dict[str, bytes]:
-    return {p.name: p.read_bytes()
-            for p in sorted((tree / "results" / "scorecard" / "tables").glob(f"extra-{zoo}-*.csv"))}
+    """The zoo's csv tables, and its method-outputs npz member by member (an npz is a zip whose
+    entries carry their write time, so the members' bytes are compared, not the file's)."""
+    out = {p.name: p.read_bytes()
+           for p in sorted((tree / "results" / "scorecard" / "tables").glob(f"extra-{zoo}-*.csv"))}
+    npz = tree / "results" / "scorecard" / "method-outputs" / f"{zoo}.npz"
+    if npz.exists():
+        with zipfile.ZipFile(npz) as z:
+            out.update({f"{npz.name}:{n}": z.read(n) for n in sorted(z.namelist())})
+    return out
 
 
 def collect(a: argparse.Namespace) -> None:
@@ -76,7 +86,8 @@ def collect(a: argparse.Namespace) -> None:
         f"- before: {a.before_label}; after: {a.after_label}",
         "- wall / cpu: the scorecard job's Snakemake benchmark file (seconds: job wall, CPU of the "
         "job's processes), load: its mean load (percent of one core)",
-        "- tables: the zoo's scorecard csv tables compared byte for byte, before vs after",
+        "- tables: the zoo's scorecard csv tables byte for byte, and its method-outputs npz member "
+        "by member (its zip entries carry their write time), before vs after",
     ] + ([f"- {a.note}"] if a.note else []) + [
         "",
         "| zoo | wall before s | wall after s | wall ratio | cpu before s | cpu after s | cpu ratio "
@@ -100,8 +111,8 @@ def run(a: argparse.Namespace) -> None:
             shutil.rmtree(d)
         subprocess.run(["cp", "-a", str(a.tree), str(d)], check=True)
     for zoo in a.zoos:
-        for checkout, d in ((a.before, a.before_dir), (a.after, a.after_dir)):
-            rc = _job(checkout, d, zoo)
+        for checkout, d, t in ((a.before, a.before_dir, 1), (a.after, a.after_dir, a.threads)):
+            rc = _job(checkout, d, zoo, t)
             print(f"{zoo} {checkout}: rc {rc}", file=sys.stderr, flush=True)
     a.note = a.note or "jobs interleaved per zoo (before, then after), same machine"
     collect(a)
@@ -115,6 +126,8 @@ def main() -> None:
     r.add_argument("--before", type=Path, required=True, help="checkout before the change")
     r.add_argument("--after", type=Path, default=Path("."), help="checkout after the change")
     r.add_argument("--work", type=Path, default=Path("/tmp/scorecard_zoo_time"))
+    r.add_argument("--threads", type=int, default=1,
+                   help="threads of the after checkout's scorecard jobs (--set-threads)")
     c = sub.add_parser("collect")
     c.add_argument("--before-dir", type=Path, required=True)
     c.add_argument("--after-dir", type=Path, required=True)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+from concurrent.futures.process import BrokenProcessPool
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import labelfree.scorecard.core as core
+from labelfree.methods.arrays import n_workers
 from labelfree.numerics import softmax
 from labelfree.scorecard import report
 from labelfree.scorecard.core import score_zoo
@@ -78,6 +82,54 @@ def test_failures_are_counted_not_fatal(zoo):
     assert card.failures[["method", "set"]].values.tolist() == [["Dispersion", "n1"]]
     rk = card.summary["ranking"].set_index(["method", "shift"])
     assert rk.loc[("Dispersion", "overall"), "failed_cells"] == 1
+
+
+def test_sets_on_two_workers_give_the_rows_of_one_process(zoo):
+    """score_zoo(workers=2) scores the sets on forked processes: every long table, failure,
+    output and summary equals the one-process run's, in the same order (a merge out of set
+    order, a set lost, or outputs keyed in another order would differ)."""
+    probs, labels, kinds = zoo
+    feats = {"n1": [np.zeros((3, 2))] * 4}  # Dispersion fails on n1: failure rows in order too
+    kw = dict(features=feats, budgets=(10, 20), n_runs=2,
+              include={"estimate": ["AC", "COT", "GDE"], "rank": ["AC", "Dispersion", "MaNo"],
+                       "fewlabel": ["SRS+labels", "ActiveTesting", "CODA"]})
+    one = score_zoo(probs, labels, kinds, **kw)
+    two = score_zoo(probs, labels, kinds, workers=2, **kw)
+    for name in ("truth", "estimates", "ranking", "fewlabel", "failures", "not_applicable"):
+        pd.testing.assert_frame_equal(getattr(two, name), getattr(one, name))
+    assert list(two.timings[["method", "kind", "set"]].itertuples(index=False)) == list(
+        one.timings[["method", "kind", "set"]].itertuples(index=False))
+    assert list(two.outputs) == list(one.outputs)
+    for k, v in one.outputs.items():
+        np.testing.assert_array_equal(two.outputs[k], v)
+    for name, t in one.summary.items():
+        assert two.summary[name].to_csv(index=False) == t.to_csv(index=False)
+    assert set(one.fewlabel["set"]) == {"n1", "n2", "b"}
+    assert one.failures[["method", "set"]].values.tolist() == [["Dispersion", "n1"]]
+
+
+def test_map_sets_runs_on_forked_workers_in_set_order():
+    """Two workers: every set is scored in another process (one BLAS thread, n_workers() 1, as
+    a one-thread job) and the results come back in set order; one worker: in this process."""
+    def where(s):
+        return s, os.getpid(), n_workers()
+
+    sets = [f"s{i}" for i in range(5)]
+    two = list(core._map_sets(where, sets, 2))
+    assert [s for s, _, _ in two] == sets
+    assert all(pid != os.getpid() for _, pid, _ in two) and {w for _, _, w in two} == {1}
+    assert [pid for _, pid, _ in core._map_sets(where, sets, 1)] == [os.getpid()] * 5
+
+
+def test_map_sets_fails_when_a_worker_dies():
+    """A worker that dies (e.g. killed for memory) fails the scoring; it does not hang."""
+    def die(s):
+        if s == "b":
+            os._exit(3)
+        return s
+
+    with pytest.raises(BrokenProcessPool):
+        list(core._map_sets(die, ["a", "b", "c"], 2))
 
 
 def test_write_tables_and_figure(zoo, tmp_path):

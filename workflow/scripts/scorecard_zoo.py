@@ -19,7 +19,7 @@ if z.probs:
     card = score_zoo(z.probs, z.labels, z.kinds, source, logits=z.logits, features=z.features,
                      model_names=models, budgets=sm.params.budgets, n_runs=sm.params.runs,
                      seed=sm.params.seed, exclude=sm.params.exclude,
-                     model_sizes=model_sizes(sm.input.meta))
+                     model_sizes=model_sizes(sm.input.meta), workers=sm.threads)
 else:  # e.g. multi-label labels only: the tables say why (labelfree.scorecard.core.unscored)
     card = unscored(z.why_unscored())
     logging.info("scorecard %s: not scored: %s", sm.params.zoo, card.unscored)

@@ -8,14 +8,18 @@ methods, which read them at the indices they query. Each method is reached throu
 
 from __future__ import annotations
 
+import multiprocessing as mp
+import os
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from labelfree.joblog import progress
 from labelfree.methods.arrays import accuracy, memo, stack
@@ -107,6 +111,7 @@ def score_zoo(
     include: Mapping[str, Sequence[str]] | None = None,
     exclude: Sequence[str] = (),
     model_sizes: Sequence[float] | None = None,
+    workers: int = 1,
 ) -> Scorecard:
     """Score every registered method on one zoo (docs/methods.md, reading R2).
 
@@ -128,15 +133,17 @@ def score_zoo(
     Steps: the zoo's arrays and truth (:func:`_zoo_arrays`), the methods to run
     (:func:`_methods_to_run`), then per set its context (:func:`_context`) and the estimators,
     rankers and few-label methods on it (:func:`_score_estimators`, :func:`_score_rankers`,
-    :func:`_score_fewlabel`), collected in one :class:`_Rows`.
+    :func:`_score_fewlabel`), collected in one :class:`_Rows` in set order. ``workers`` > 1 scores
+    the sets on that many forked processes (:func:`_map_sets`; each with one BLAS thread and one
+    worker per method, as a one-thread job): the same rows, in the same order, as one process.
     """
     src = _source_name(shift_kind, source)
     P, A, names = _zoo_arrays(probs, labels, model_names)
     M = len(names)
     to_run, na = _methods_to_run(M, include, exclude)
     na.update(_baselines_not_applicable(M, src, model_sizes))
-    rows = _Rows()
-    for s in progress(list(probs), desc="scorecard", unit="set"):
+    def one_set(s: str) -> _Rows:
+        rows = _Rows()
         ctx = _context(s, src, P, labels, logits, features)
         est_cache = _score_estimators(rows, to_run["estimate"], s, shift_kind[s], P[s], A[s],
                                       names, ctx)
@@ -146,6 +153,12 @@ def score_zoo(
         if s != src:
             _score_fewlabel(rows, to_run["fewlabel"], s, shift_kind[s], P[s], labels[s], A[s],
                             ctx, budgets, n_runs, seed)
+        return rows
+
+    rows = _Rows()
+    for r in progress(_map_sets(one_set, list(probs), workers), total=len(probs),
+                      desc="scorecard", unit="set"):
+        rows.extend(r)
     truth = pd.DataFrame([dict(set=s, shift=shift_kind[s], model=names[m], accuracy=A[s][m])
                           for s in P for m in range(M)])
     card = rows.scorecard(truth, na)
@@ -165,6 +178,15 @@ class _Rows:
     times: list[dict] = field(default_factory=list)
     outputs: dict[tuple[str, str, str], np.ndarray] = field(default_factory=dict)
 
+    def extend(self, other: _Rows) -> None:
+        """Append ``other``'s rows and outputs after these (the next set's)."""
+        self.est += other.est
+        self.rank += other.rank
+        self.few += other.few
+        self.fails += other.fails
+        self.times += other.times
+        self.outputs.update(other.outputs)
+
     def scorecard(self, truth: pd.DataFrame, na: dict[tuple[str, str], str]) -> Scorecard:
         """The :class:`Scorecard` of these rows (its ``summary`` still empty)."""
         return Scorecard(
@@ -183,6 +205,46 @@ class _Rows:
                                         columns=["method", "kind", "reason"]),
             outputs=self.outputs,
         )
+
+
+#: The function :func:`_map_sets` maps in its forked workers (inherited by the fork, so that
+#: the zoo's arrays reach them without a copy or a pickle).
+_SET_FN: Callable[[str], _Rows] | None = None
+#: A set worker's BLAS limit (:func:`_set_worker_init`), kept for the worker's life.
+_LIMITS: Any = None
+
+
+def _set_worker_init() -> None:
+    """A set worker computes as a one-thread job does: BLAS on one thread (threadpoolctl) and
+    ``n_workers()`` = 1 (``OMP_NUM_THREADS``), so its rows equal the sequential run's bit for
+    bit (a BLAS reduction split over threads rounds differently)."""
+    global _LIMITS
+    os.environ["OMP_NUM_THREADS"] = "1"
+    _LIMITS = threadpool_limits(1)
+
+
+def _set_rows(s: str) -> _Rows:
+    assert _SET_FN is not None
+    return _SET_FN(s)
+
+
+def _map_sets(fn: Callable[[str], _Rows], sets: list[str], workers: int) -> Iterator[_Rows]:
+    """``fn(s)`` for every set, in set order: in this process when ``workers`` <= 1, else on
+    ``workers`` forked processes (one set per task: a worker takes the next set when it is
+    free). The sets are independent: each set's rows depend only on its arrays, the
+    source set's and the seed, never on the sets scored before it."""
+    global _SET_FN
+    w = min(workers, len(sets))
+    if w <= 1:
+        yield from (fn(s) for s in sets)
+        return
+    _SET_FN = fn
+    try:  # an executor, not mp.Pool: a worker that dies (e.g. out of memory) fails the job
+        with ProcessPoolExecutor(w, mp_context=mp.get_context("fork"),
+                                 initializer=_set_worker_init) as pool:
+            yield from pool.map(_set_rows, sets)
+    finally:
+        _SET_FN = None
 
 
 def _zoo_arrays(probs: Mapping[str, np.ndarray | Sequence[np.ndarray]],
