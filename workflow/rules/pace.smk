@@ -1,10 +1,12 @@
 # Rules of `pace`: PACE accuracy estimation (Chen et al., TOSEM 2020; docs/pace.md) on small-scale
-# digits subjects. Jobs: the study's input pools as test sets (pace_pool, pace_mutated_inputs,
-# pace_generated_inputs; inference runs the pace zoo on them), one job gathering every subject
-# (pace_subjects, also trains the rotation regressor), one job per experiment (pace_experiment:
-# main, features, alpha, dims, reducers, variants), one job writing every table and figure
-# (pace_report) and, for Table 12, the training split as test set `pace_train` (pace_train_set;
-# inference writes its LHL activations) and one job computing LSA and CSS-COV (pace_css_cov).
+# digits subjects. Jobs: the shifted pool when not `id` (pace_pool); the study's input pools and,
+# for Table 12, the training split `pace_train` as test sets in one job (pace_testsets: mutated,
+# then generated on the trained pace zoo, then the split; inference runs the pace zoo on all of
+# them); the subjects (also the rotation regressor) and the six experiments in one job
+# (pace_experiments, `pace.jobs: study`) or one subjects job and one job per experiment
+# (pace_subjects, pace_experiment); and one job writing every table and figure, the
+# cross-dataset table and Table 12 (LSA and CSS-COV) in turn (pace_report). Each step of a job
+# keeps its own log.
 # What runs for the config (subjects, pools, outputs, checks) is labelfree.pace.plan's.
 
 
@@ -44,163 +46,90 @@ if PACE.enabled:
             script:
                 "../scripts/pace_testsets.py"
 
-    rule pace_mutated_inputs:
+    rule pace_testsets:
         input:
-            pool=testset_path(PACE.dataset, PACE.pool),
-        output:
-            patch=testset_path(PACE.dataset, "pace_patch"),
-            light=testset_path(PACE.dataset, "pace_light"),
-        log:
-            "logs/pace/mutated_inputs.log",
-        conda:
-            "../../envs/labelfree.yaml"
-        threads: 1
-        resources:
-            **HEAVY,
-            mem_mb=PACE.cfg["mem_mb"],
-            runtime=PACE.cfg["runtime"],
-        params:
-            kind="mutated",
-            seed=SEED,
-            mutation=PACE.cfg["mutation"],
-        script:
-            "../scripts/pace_testsets.py"
-
-    rule pace_generated_inputs:
-        input:
+            **(
+                {"split": dataset_split(PACE.dataset, PACE.train_split)}
+                if PACE.cov_on
+                else {}
+            ),
             pool=testset_path(PACE.dataset, PACE.pool),
             weights=f"{model_dir(PACE.zoo, PACE.attack_model)}/weights.safetensors",
             meta=f"{model_dir(PACE.zoo, PACE.attack_model)}/meta.json",
         output:
             **({"cw": testset_path(PACE.dataset, "pace_cw")} if PACE.cw_on else {}),
+            **(
+                {"train": testset_path(PACE.dataset, "pace_train")}
+                if PACE.cov_on
+                else {}
+            ),
+            patch=testset_path(PACE.dataset, "pace_patch"),
+            light=testset_path(PACE.dataset, "pace_light"),
             fgsm=testset_path(PACE.dataset, "pace_fgsm"),
             bim=testset_path(PACE.dataset, "pace_bim"),
         log:
-            "logs/pace/generated_inputs.log",
+            **({"train_set": "logs/pace/train_set.log"} if PACE.cov_on else {}),
+            mutated="logs/pace/mutated_inputs.log",
+            generated="logs/pace/generated_inputs.log",
         benchmark:
-            "benchmarks/pace/generated_inputs.tsv"
+            "benchmarks/pace/testsets.tsv"
         conda:
             "../../envs/labelfree.yaml"
         threads: PACE.cfg["threads"]
         resources:
             **HEAVY,
-            mem_mb=PACE.cfg["mem_mb"],
+            mem_mb=max(PACE.cfg["mem_mb"], DATASETS[PACE.dataset]["mem_mb"]),
             runtime=PACE.cfg["runtime"],
         params:
-            kind="generated",
             seed=SEED,
+            mutation=PACE.cfg["mutation"],
             model_dir=lambda w, input: os.path.dirname(input.meta),
             preprocessing=PACE.attack_preprocessing,
             attack=PACE.attack,
+            subsample=PACE.cov["train_subsample"] if PACE.cov_on else 0,
         script:
-            "../scripts/pace_testsets.py"
+            "../scripts/pace_inputs.py"
 
-    rule pace_subjects:
-        input:
-            infer=[
-                infer_path(PACE.zoo, s["testset"], s["model"]) for s in PACE.subjects
-            ],
-            testsets=[testset_path(PACE.dataset, s["testset"]) for s in PACE.subjects],
-            train=dataset_split(PACE.dataset, PACE.train_split),
-            pool=testset_path(PACE.dataset, PACE.pool),
-        output:
-            npz="results/pace/raw/subjects.npz",
-            csv=report(
-                PACE.table(pace_plan.SUBJECTS_STEM),
-                caption=f"../report/pace/tables/{pace_plan.SUBJECTS_STEM}.rst",
-                category="pace",
-                subcategory="tables",
-            ),
-            md=PACE.table(pace_plan.SUBJECTS_STEM, "md"),
-        log:
-            "logs/pace/subjects.log",
-        benchmark:
-            "benchmarks/pace/subjects.tsv"
-        conda:
-            "../../envs/labelfree.yaml"
-        threads: PACE.cfg["threads"]
-        resources:
-            **HEAVY,
-            mem_mb=PACE.cfg["mem_mb"],
-            runtime=PACE.cfg["runtime"],
-        params:
-            subjects=PACE.subjects,
-            regression=PACE.cfg["regression"],
-            mutation=PACE.cfg["mutation"],
-            seed=SEED,
-        script:
-            "../scripts/pace_subjects.py"
-
-    if PACE.cov_on:
-
-        rule pace_train_set:
-            input:
-                split=dataset_split(PACE.dataset, PACE.train_split),
-            output:
-                train=testset_path(PACE.dataset, "pace_train"),
-            log:
-                "logs/pace/train_set.log",
-            conda:
-                "../../envs/labelfree.yaml"
-            threads: 1
-            resources:
-                # a subsample of the split: its dataset's memory, a light job's runtime
-                mem_mb=DATASETS[PACE.dataset]["mem_mb"],
-                runtime=LIGHT_RESOURCES["runtime"],
-            params:
-                seed=SEED,
-                subsample=PACE.cov["train_subsample"],
-            script:
-                "../scripts/pace_train_set.py"
-
-        rule pace_css_cov:
-            input:
-                subjects="results/pace/raw/subjects.npz",
-                main="results/pace/raw/main.csv",
-                train=[infer_path(PACE.zoo, "pace_train", m) for m in PACE.cov_models],
-            output:
-                rows="results/pace/raw/css_cov-{zoo}.csv",
-                strata="results/pace/raw/css_cov_strata-{zoo}.csv",
-                csv=report(
-                    "results/pace/tables/table12-{zoo}.csv",
-                    caption=f"../report/pace/tables/{pace_plan.CSS_COV_STEM}.rst",
-                    category="pace",
-                    subcategory="tables",
-                ),
-                md="results/pace/tables/table12-{zoo}.md",
-            log:
-                "logs/pace/css_cov_{zoo}.log",
-            benchmark:
-                "benchmarks/pace/css_cov_{zoo}.tsv"
-            wildcard_constraints:
-                zoo=PACE.zoo,
-            conda:
-                "../../envs/labelfree.yaml"
-            threads: PACE.cfg["threads"]
-            resources:
-                **HEAVY,
-                mem_mb=PACE.cfg["mem_mb"],
-                runtime=PACE.cfg["runtime"],
-            params:
-                subjects=PACE.cov_subjects,
-                var_threshold=PACE.cov["var_threshold"],
-                cfg=PACE.css_cov_cfg,
-                seed=SEED,
-            script:
-                "../scripts/pace_css_cov.py"
-
+    SUBJECTS_OUT = {
+        "npz": "results/pace/raw/subjects.npz",
+        "csv": report(
+            PACE.table(pace_plan.SUBJECTS_STEM),
+            caption=f"../report/pace/tables/{pace_plan.SUBJECTS_STEM}.rst",
+            category="pace",
+            subcategory="tables",
+        ),
+        "md": PACE.table(pace_plan.SUBJECTS_STEM, "md"),
+    }
+    SUBJECTS_IN = {
+        "infer": [
+            infer_path(PACE.zoo, s["testset"], s["model"]) for s in PACE.subjects
+        ],
+        "testsets": [
+            testset_path(PACE.dataset, s["testset"]) for s in PACE.subjects
+        ],
+        "train": dataset_split(PACE.dataset, PACE.train_split),
+        "pool": testset_path(PACE.dataset, PACE.pool),
+    }
+    SUBJECTS_PARAMS = {
+        "subjects": PACE.subjects,
+        "regression": PACE.cfg["regression"],
+        "mutation": PACE.cfg["mutation"],
+        "seed": SEED,
+    }
     if PACE.cfg["jobs"] == "study":
 
         rule pace_experiments:
             input:
-                subjects="results/pace/raw/subjects.npz",
+                **SUBJECTS_IN,
             output:
+                **SUBJECTS_OUT,
                 rows=expand("results/pace/raw/{e}.csv", e=pace_plan.EXPERIMENTS),
                 timings=expand(
                     "results/pace/raw/{e}_timings.json", e=pace_plan.EXPERIMENTS
                 ),
             log:
-                "logs/pace/experiments.log",
+                subjects="logs/pace/subjects.log",
+                experiments="logs/pace/experiments.log",
             benchmark:
                 "benchmarks/pace/experiments.tsv"
             conda:
@@ -211,13 +140,34 @@ if PACE.enabled:
                 mem_mb=PACE.cfg["mem_mb"],
                 runtime=PACE.cfg["runtime"],
             params:
+                **SUBJECTS_PARAMS,
                 cfg=PACE.experiment_cfg,
-                seed=SEED,
                 experiments=list(pace_plan.EXPERIMENTS),
             script:
-                "../scripts/pace_experiment.py"
+                "../scripts/pace_study.py"
 
     else:
+
+        rule pace_subjects:
+            input:
+                **SUBJECTS_IN,
+            output:
+                **SUBJECTS_OUT,
+            log:
+                "logs/pace/subjects.log",
+            benchmark:
+                "benchmarks/pace/subjects.tsv"
+            conda:
+                "../../envs/labelfree.yaml"
+            threads: PACE.cfg["threads"]
+            resources:
+                **HEAVY,
+                mem_mb=PACE.cfg["mem_mb"],
+                runtime=PACE.cfg["runtime"],
+            params:
+                **SUBJECTS_PARAMS,
+            script:
+                "../scripts/pace_subjects.py"
 
         rule pace_experiment:
             input:
@@ -246,43 +196,66 @@ if PACE.enabled:
 
     rule pace_report:
         input:
+            **(
+                {
+                    "subjects": "results/pace/raw/subjects.npz",
+                    "train": [
+                        infer_path(PACE.zoo, "pace_train", m) for m in PACE.cov_models
+                    ],
+                }
+                if PACE.cov_on
+                else {}
+            ),
             rows=expand("results/pace/raw/{e}.csv", e=pace_plan.EXPERIMENTS),
             timings=expand("results/pace/raw/{e}_timings.json", e=pace_plan.EXPERIMENTS),
             meta=PACE.table(pace_plan.SUBJECTS_STEM),
+            cross_others=PACE.cross_inputs()[1:],
         output:
             **PACE.report_outputs(report),
+            **(
+                {
+                    "cov_rows": f"results/pace/raw/css_cov-{PACE.zoo}.csv",
+                    "cov_strata": f"results/pace/raw/css_cov_strata-{PACE.zoo}.csv",
+                    "cov_csv": report(
+                        PACE.table(pace_plan.CSS_COV_STEM),
+                        caption=f"../report/pace/tables/{pace_plan.CSS_COV_STEM}.rst",
+                        category="pace",
+                        subcategory="tables",
+                    ),
+                    "cov_md": PACE.table(pace_plan.CSS_COV_STEM, "md"),
+                }
+                if PACE.cov_on
+                else {}
+            ),
             errors="results/pace/raw/errors.csv",
             cross_rows="results/pace/raw/cross_rows.csv",
-        log:
-            "logs/pace/report.log",
-        conda:
-            "../../envs/labelfree.yaml"
-        threads: 1
-        resources:
-            **LIGHT_RESOURCES,
-        params:
-            zoo=PACE.zoo,
-            dataset=PACE.dataset,
-        script:
-            "../scripts/pace_report.py"
-
-    rule pace_cross_dataset:
-        input:
-            rows=PACE.cross_inputs(),
-        output:
-            csv=report(
+            cross_csv=report(
                 PACE.table(pace_plan.CROSS_STEM, scope=pace_plan.POOLED),
                 caption=f"../report/pace/tables/{pace_plan.CROSS_STEM}.rst",
                 category="pace",
                 subcategory="tables",
             ),
-            md=PACE.table(pace_plan.CROSS_STEM, "md", scope=pace_plan.POOLED),
+            cross_md=PACE.table(pace_plan.CROSS_STEM, "md", scope=pace_plan.POOLED),
         log:
-            "logs/pace/cross_dataset.log",
+            **({"css_cov": f"logs/pace/css_cov_{PACE.zoo}.log"} if PACE.cov_on else {}),
+            report="logs/pace/report.log",
+            cross_dataset="logs/pace/cross_dataset.log",
+        benchmark:
+            "benchmarks/pace/report.tsv"
         conda:
             "../../envs/labelfree.yaml"
-        threads: 1
+        threads: PACE.cfg["threads"] if PACE.cov_on else 1
         resources:
-            **LIGHT_RESOURCES,
+            **(HEAVY if PACE.cov_on else {}),
+            mem_mb=PACE.cfg["mem_mb"] if PACE.cov_on else LIGHT_RESOURCES["mem_mb"],
+            runtime=PACE.cfg["runtime"] if PACE.cov_on else LIGHT_RESOURCES["runtime"],
+        params:
+            zoo=PACE.zoo,
+            dataset=PACE.dataset,
+            report_keys=[*PACE.report_outputs(lambda p, **_: p), "errors", "cross_rows"],
+            cov_subjects=PACE.cov_subjects,
+            var_threshold=PACE.cov["var_threshold"],
+            cov_cfg=PACE.css_cov_cfg,
+            seed=SEED,
         script:
-            "../scripts/pace_cross_dataset.py"
+            "../scripts/pace_report.py"
