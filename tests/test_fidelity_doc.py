@@ -247,4 +247,4 @@ def test_declared_outputs_follow_the_rule_lists():
     assert "results/shifts/figures/extra-{dataset}-examples.png" in d  # shifts.smk
     assert "results/metamorphic/annotation/rq1_sample.csv" in d  # plain path in metamorphic.smk
     assert "results/infer/{zoo}/accuracy.csv" in d  # Snakemake wildcard in inference.smk
-    assert "results/pace/tables/table12-{zoo}.csv" in d  # rule pace_css_cov
+    assert "results/pace/tables/table12-{zoo}.csv" in d  # rule pace_report (Table 12)
