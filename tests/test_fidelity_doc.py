@@ -81,7 +81,8 @@ def named(stems, scope: str) -> list[str]:
 def _pace_tables() -> list[str]:
     pace = SRC / "pace" / "plan.py"
     return named(
-        [*module_literal(pace, "TABLES").values(), module_str(pace, "SUBJECTS_STEM")], "{zoo}"
+        [*module_literal(pace, "TABLES").values(), module_str(pace, "SUBJECTS_STEM"),
+         module_str(pace, "CSS_COV_STEM")], "{zoo}"
     ) + named([module_str(pace, "CROSS_STEM")], "all")
 
 
@@ -122,6 +123,8 @@ TEMPLATES: list[tuple[str, str, str, Callable[[], list[str]]]] = [
     ("metamorphic.smk", 'f"results/metamorphic/figures/{output_name(f, POOLED)}.png"',
      "results/metamorphic/figures/{}.png",
      lambda: named(smk_literal(RULES / "metamorphic.smk", "METAMORPHIC_FIGURES"), "all")),
+    ("pace.smk", 'f"results/pace/raw/css_cov_strata-{PACE.zoo}.csv"', "results/pace/raw/{}.csv",
+     lambda: ["css_cov_strata-{zoo}"]),  # written by rule pace_report for the study's zoo
     ("shifts.smk", "f\"results/shifts/figures/{output_name(SHIFTS_EXAMPLES, '{dataset}')}.png\"",
      "results/shifts/figures/{}.png",
      lambda: named([module_str(RULES / "functions" / "shifts.smk", "SHIFTS_EXAMPLES")], "{dataset}")),
@@ -247,4 +250,4 @@ def test_declared_outputs_follow_the_rule_lists():
     assert "results/shifts/figures/extra-{dataset}-examples.png" in d  # shifts.smk
     assert "results/metamorphic/annotation/rq1_sample.csv" in d  # plain path in metamorphic.smk
     assert "results/infer/{zoo}/accuracy.csv" in d  # Snakemake wildcard in inference.smk
-    assert "results/pace/tables/table12-{zoo}.csv" in d  # rule pace_report (Table 12)
+    assert "results/pace/tables/table12-{zoo}.csv" in d  # pace/plan.py CSS_COV_STEM (rule pace_report)
