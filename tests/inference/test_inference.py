@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -122,19 +123,25 @@ def test_device_resolution():
         resolve_device("tpu")
 
 
+def _saved_models(root: Path, archs: tuple[str, ...]) -> list[Path]:
+    """One saved local model per architecture under ``root`` (seed = its position)."""
+    dirs = []
+    for i, arch in enumerate(archs):
+        d = root / arch
+        save_model(d, _model(arch, seed=i), {"model": arch, "arch": arch, "width": 4, "depth": 1,
+                                              "num_classes": 10, "input_shape": [8, 8, 1],
+                                              "preprocessing": "scale01", "family": "local"})
+        dirs.append(d)
+    return dirs
+
+
 def test_infer_group_writes_every_model_on_every_test_set(tmp_path, digits_small):
     x, y = digits_small
     sets = []
     for name, xs in (("id", x[:120]), ("noisy", np.clip(x[:120].astype(int) + 60, 0, 255).astype(np.uint8))):
         write_image_set(tmp_path / f"{name}.npz", xs, y[:120])
         sets.append(tmp_path / f"{name}.npz")
-    dirs = []
-    for i, arch in enumerate(("mlp", "lenet")):
-        d = tmp_path / "zoo" / arch
-        save_model(d, _model(arch, seed=i), {"model": arch, "arch": arch, "width": 4, "depth": 1,
-                                              "num_classes": 10, "input_shape": [8, 8, 1],
-                                              "preprocessing": "scale01", "family": "local"})
-        dirs.append(d)
+    dirs = _saved_models(tmp_path / "zoo", ("mlp", "lenet"))
     out = [tmp_path / "infer" / d.name / "grp.npz" for d in dirs]
     log = io.StringIO()
     named = [(s.stem, s) for s in sets]
@@ -170,13 +177,7 @@ def test_feature_sets_keep_features_on_those_sets_only_and_the_same_logits(tmp_p
         xs = np.clip(x[:90].astype(int) + shift, 0, 255).astype(np.uint8)
         write_image_set(tmp_path / f"{name}.npz", xs, y[:90])
         named.append((name, tmp_path / f"{name}.npz"))
-    dirs = []
-    for i, arch in enumerate(("lenet", "mlp")):
-        d = tmp_path / "zoo" / arch
-        save_model(d, _model(arch, seed=i), {"model": arch, "arch": arch, "width": 4, "depth": 1,
-                                              "num_classes": 10, "input_shape": [8, 8, 1],
-                                              "preprocessing": "scale01", "family": "local"})
-        dirs.append(d)
+    dirs = _saved_models(tmp_path / "zoo", ("lenet", "mlp"))
     every = [tmp_path / "every" / f"{d.name}.npz" for d in dirs]
     some = [tmp_path / "some" / f"{d.name}.npz" for d in dirs]
     feats = ("first", "penultimate")

@@ -54,17 +54,18 @@ def read_zoo(
     ``layer``, each model's ``feat_<layer>`` features too (Dispersion needs them on every set,
     FD on the source set as well); unlabelled or multi-label sets are left out, logged."""
     out = ZooArrays(features={} if layer else None)
-    for t, path in zip(testsets, label_files, strict=True):
-        y = store.read_labels(path)
-        if y is None or y.ndim != 1:
-            out.skipped[t] = "unlabelled" if y is None else "multi-label"
-            logging.info("%s: %s test set, not scored", t, out.skipped[t])
-            continue
-        out.logits[t] = store.stack_logits(files[t], t)
-        out.probs[t] = softmax(out.logits[t].astype(np.float64))
-        out.labels[t], out.kinds[t] = y, kinds[t]
-        if layer and out.features is not None:
-            out.features[t] = [store.read_features(f, layer, t) for f in files[t]]
+    with store.open_inference_files() as read:  # each model's group file opened once
+        for t, path in zip(testsets, label_files, strict=True):
+            y = store.read_labels(path)
+            if y is None or y.ndim != 1:
+                out.skipped[t] = "unlabelled" if y is None else "multi-label"
+                logging.info("%s: %s test set, not scored", t, out.skipped[t])
+                continue
+            out.logits[t] = store.stack_logits(files[t], t, read)
+            out.probs[t] = softmax(out.logits[t].astype(np.float64))
+            out.labels[t], out.kinds[t] = y, kinds[t]
+            if layer and out.features is not None:
+                out.features[t] = [store.read_features(f, layer, t) for f in files[t]]
     return out
 
 
